@@ -1,0 +1,9 @@
+//! ferrotool-core: the pure-Rust heart of ferrotool.
+//!
+//! Nothing here knows about Python. The binding crate (`rust/py`) adapts Python values to the
+//! [`json::Instance`] trait and calls into this crate.
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod ir;
+pub mod json;
