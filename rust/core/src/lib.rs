@@ -4,6 +4,9 @@
 //! [`json::Instance`] trait and calls into this crate.
 #![forbid(unsafe_code)]
 
+pub mod checks;
+pub mod duration;
 pub mod error;
+pub mod formats;
 pub mod ir;
 pub mod json;

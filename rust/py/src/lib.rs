@@ -1,8 +1,17 @@
 //! `ferrotool._core`: the only place where PyO3 appears.
+mod errors;
+mod typed;
+
 use pyo3::prelude::*;
 
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add(
+        "ValidationError",
+        m.py().get_type::<errors::ValidationError>(),
+    )?;
+    m.add_class::<errors::ErrorDetail>()?;
+    m.add_class::<typed::TypedValidator>()?;
     Ok(())
 }

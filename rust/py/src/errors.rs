@@ -1,0 +1,125 @@
+//! Validation errors as Python values: `ErrorDetail` records and the `ValidationError` exception.
+use ferrotool_core::error::{ErrorCode, LineError, PathItem, json_pointer};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyString, PyTuple};
+
+pyo3::create_exception!(
+    ferrotool._core,
+    ValidationError,
+    PyValueError,
+    "Input did not match a schema. `errors` holds one `ErrorDetail` per problem found."
+);
+
+/// One problem found in an input: a stable code, where it is, what was expected and found.
+#[pyclass(module = "ferrotool._core", frozen, eq, hash)]
+#[derive(PartialEq, Eq, Hash)]
+pub(crate) struct ErrorDetail {
+    code: ErrorCode,
+    path: Vec<PathItem>,
+    #[pyo3(get)]
+    expected: String,
+    #[pyo3(get)]
+    found: String,
+}
+
+#[pymethods]
+impl ErrorDetail {
+    /// The stable `snake_case` error code, e.g. `"wrong_type"`.
+    #[getter]
+    fn code(&self) -> &'static str {
+        self.code.as_str()
+    }
+
+    /// The location as a tuple of keys (`str`) and indices (`int`).
+    #[getter]
+    fn path<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let items: Vec<Bound<'py, PyAny>> = self
+            .path
+            .iter()
+            .map(|item| match item {
+                PathItem::Key(key) => Ok(PyString::new(py, key).into_any()),
+                PathItem::Index(index) => Ok(index.into_pyobject(py)?.into_any()),
+            })
+            .collect::<PyResult<_>>()?;
+        PyTuple::new(py, items)
+    }
+
+    /// The location as a JSON Pointer (`""` for the whole input).
+    #[getter]
+    fn pointer(&self) -> String {
+        json_pointer(&self.path)
+    }
+
+    /// A one-line message, short enough to hand back to a model.
+    #[getter]
+    fn message(&self) -> String {
+        self.line().message()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ErrorDetail(code={:?}, pointer={:?}, expected={:?}, found={:?})",
+            self.code.as_str(),
+            json_pointer(&self.path),
+            self.expected,
+            self.found
+        )
+    }
+
+    fn __str__(&self) -> String {
+        self.line().message()
+    }
+}
+
+impl ErrorDetail {
+    fn line(&self) -> LineError {
+        LineError {
+            code: self.code,
+            path: self.path.clone(),
+            expected: self.expected.clone().into(),
+            found: self.found.clone().into(),
+        }
+    }
+}
+
+/// Builds the Python `ValidationError` for a list of line errors.
+pub(crate) fn validation_error(py: Python<'_>, errors: Vec<LineError>) -> PyErr {
+    match build_validation_error(py, errors) {
+        Ok(error) | Err(error) => error,
+    }
+}
+
+fn build_validation_error(py: Python<'_>, errors: Vec<LineError>) -> PyResult<PyErr> {
+    let summary = summarize(&errors);
+    let details: Vec<Bound<'_, ErrorDetail>> = errors
+        .into_iter()
+        .map(|error| {
+            Bound::new(
+                py,
+                ErrorDetail {
+                    code: error.code,
+                    path: error.path,
+                    expected: error.expected.into_owned(),
+                    found: error.found.into_owned(),
+                },
+            )
+        })
+        .collect::<PyResult<_>>()?;
+    let exception = ValidationError::new_err(summary);
+    exception
+        .value(py)
+        .setattr("errors", PyTuple::new(py, details)?)?;
+    Ok(exception)
+}
+
+fn summarize(errors: &[LineError]) -> String {
+    let count = errors.len();
+    let noun = if count == 1 { "error" } else { "errors" };
+    let mut out = format!("{count} validation {noun}");
+    for error in errors {
+        out.push_str("\n  ");
+        out.push_str(&error.message());
+    }
+    out
+}

@@ -1,0 +1,932 @@
+//! Validating and building typed Python values in one walk over a [`Source`].
+use ferrotool_core::error::{ErrorCode, LineError, PathItem, describe_str};
+use ferrotool_core::ir::{Container, StringValue};
+use ferrotool_core::json::Number;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{
+    PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyString, PyTuple,
+};
+use serde_json::Value;
+
+use super::compile::{Build, Compiled, Node, RecordNode, mask};
+use super::convert::big_int;
+use super::source::{Fatal, Head, Shape, Source};
+use ferrotool_core::duration::parse_duration;
+
+/// One step of the current path; rendered into a [`PathItem`] only when an error is recorded.
+enum Segment<'v, 'py> {
+    Field(&'v str),
+    Key(Bound<'py, PyString>),
+    Text(Box<str>),
+    Index(usize),
+}
+
+/// The state of one validation run.
+pub(crate) struct Context<'v, 'py> {
+    path: Vec<Segment<'v, 'py>>,
+    pub(crate) errors: Vec<LineError>,
+    max_errors: usize,
+    max_depth: u16,
+    depth: u16,
+    lenient: bool,
+}
+
+type Built<'py> = Result<Option<Bound<'py, PyAny>>, Fatal>;
+
+impl<'v, 'py> Context<'v, 'py> {
+    pub(crate) fn new(max_errors: usize, max_depth: u16, lenient: bool) -> Self {
+        Self {
+            path: Vec::new(),
+            errors: Vec::new(),
+            max_errors: max_errors.max(1),
+            max_depth,
+            depth: 0,
+            lenient,
+        }
+    }
+
+    fn path(&self) -> Vec<PathItem> {
+        self.path
+            .iter()
+            .map(|segment| match segment {
+                Segment::Field(name) => PathItem::Key((*name).into()),
+                Segment::Key(key) => PathItem::Key(key.to_string_lossy().into()),
+                Segment::Text(text) => PathItem::Key(text.clone()),
+                Segment::Index(index) => PathItem::Index(*index),
+            })
+            .collect()
+    }
+
+    /// Records an error at the current path; stops the run once `max_errors` are collected.
+    pub(crate) fn error(
+        &mut self,
+        code: ErrorCode,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Built<'py> {
+        let error = LineError::new(code, self.path(), expected.into(), found.into());
+        self.errors.push(error);
+        if self.errors.len() >= self.max_errors {
+            Err(Fatal::Stop)
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn too_deep(&mut self) -> Fatal {
+        let error = LineError::new(
+            ErrorCode::NestingTooDeep,
+            self.path(),
+            format!("at most {} levels of nesting", self.max_depth),
+            "deeper nesting",
+        );
+        self.errors.push(error);
+        Fatal::Stop
+    }
+
+    fn enter(&mut self) -> Result<(), Fatal> {
+        if self.depth >= self.max_depth {
+            return Err(self.too_deep());
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+}
+
+/// A short rendering of a value's head for messages.
+fn describe(head: &Head<'_>) -> String {
+    match head {
+        Head::Null => "null".to_owned(),
+        Head::Bool(flag) => format!("boolean {flag}"),
+        Head::Int(number) => format!("integer {number}"),
+        Head::BigInt(digits) => format!("integer {digits}"),
+        Head::Float(number) => format!("number {number}"),
+        Head::Str(text) => describe_str(text),
+        Head::Array => "array".to_owned(),
+        Head::Object => "object".to_owned(),
+        Head::Other(name) => format!("Python {name}"),
+    }
+}
+
+const fn shape_bit(shape: Shape) -> u8 {
+    match shape {
+        Shape::Null => mask::NULL,
+        Shape::Bool => mask::BOOL,
+        Shape::Number => mask::NUMBER,
+        Shape::String => mask::STRING,
+        Shape::Array => mask::ARRAY,
+        Shape::Object => mask::OBJECT,
+        Shape::Other => 0,
+    }
+}
+
+/// Reads a lenient string as a number: `"5"`, `"-2.5"`.
+fn lenient_number(text: &str) -> Option<Number> {
+    let text = text.trim();
+    if let Ok(value) = text.parse::<i64>() {
+        return Some(Number::I64(value));
+    }
+    text.parse::<f64>()
+        .ok()
+        .filter(|value| value.is_finite())
+        .map(Number::F64)
+}
+
+fn lenient_bool(text: &str) -> Option<bool> {
+    match text.trim() {
+        "true" | "True" => Some(true),
+        "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+fn choice_matches(head: &Head<'_>, value: &Value) -> bool {
+    match (head, value) {
+        (Head::Null, Value::Null) => true,
+        (Head::Bool(flag), Value::Bool(expected)) => flag == expected,
+        (Head::Str(text), Value::String(expected)) => text == expected,
+        (Head::Int(number), Value::Number(expected)) => {
+            expected.as_i64() == Some(*number)
+                || expected.as_f64() == Some(*number as f64) && expected.is_f64()
+        }
+        (Head::Float(number), Value::Number(expected)) => expected.as_f64() == Some(*number),
+        _ => false,
+    }
+}
+
+fn is_container(head: &Head<'_>) -> bool {
+    matches!(head, Head::Array | Head::Object)
+}
+
+/// A compiled typed validator.
+pub(crate) struct Engine {
+    pub(crate) compiled: Compiled,
+}
+
+impl Engine {
+    /// Validates the next value of `source` against the root and builds it.
+    pub(crate) fn run<'v, 'py, S: Source<'py>>(
+        &'v self,
+        source: &mut S,
+        context: &mut Context<'v, 'py>,
+    ) -> Built<'py> {
+        self.value(&self.compiled.root, source, context)
+    }
+
+    fn mismatch<'v, 'py, S: Source<'py>>(
+        source: &mut S,
+        context: &mut Context<'v, 'py>,
+        code: ErrorCode,
+        expected: &str,
+        found: String,
+        container: bool,
+    ) -> Built<'py> {
+        if container {
+            source.skip()?;
+        }
+        context.error(code, expected, found)
+    }
+
+    fn value<'v, 'py, S: Source<'py>>(
+        &'v self,
+        node: &'v Node,
+        source: &mut S,
+        context: &mut Context<'v, 'py>,
+    ) -> Built<'py> {
+        let py = source.py();
+        match node {
+            Node::Any => {
+                let remaining = context.max_depth.saturating_sub(context.depth);
+                match source.to_python(remaining) {
+                    Ok(value) => Ok(Some(value)),
+                    Err(Fatal::Stop) => Err(context.too_deep()),
+                    Err(other) => Err(other),
+                }
+            }
+            Node::Null => {
+                let head = source.head()?;
+                if matches!(head, Head::Null) {
+                    return Ok(Some(py.None().into_bound(py)));
+                }
+                let (found, container) = (describe(&head), is_container(&head));
+                Self::mismatch(
+                    source,
+                    context,
+                    ErrorCode::WrongType,
+                    "null",
+                    found,
+                    container,
+                )
+            }
+            Node::Bool => {
+                let head = source.head()?;
+                let flag = match &head {
+                    Head::Bool(flag) => Some(*flag),
+                    Head::Str(text) if context.lenient => lenient_bool(text),
+                    _ => None,
+                };
+                if let Some(flag) = flag {
+                    return Ok(Some(PyBool::new(py, flag).to_owned().into_any()));
+                }
+                let (found, container) = (describe(&head), is_container(&head));
+                Self::mismatch(
+                    source,
+                    context,
+                    ErrorCode::WrongType,
+                    "boolean",
+                    found,
+                    container,
+                )
+            }
+            Node::Int(check) => {
+                let original = source.original();
+                let head = source.head()?;
+                let number = match &head {
+                    Head::Int(number) => Some(Number::I64(*number)),
+                    Head::Float(number) if number.is_finite() && number.fract() == 0.0 => {
+                        Some(Number::F64(*number))
+                    }
+                    Head::BigInt(digits) => {
+                        let approximate = digits.parse::<f64>().unwrap_or(f64::INFINITY);
+                        if let Err((code, expected)) = check.check(Number::F64(approximate)) {
+                            return context.error(code, expected, describe(&head));
+                        }
+                        return Ok(Some(big_int(py, digits)?));
+                    }
+                    Head::Str(text) if context.lenient => {
+                        lenient_number(text).filter(|number| number.is_integer())
+                    }
+                    _ => None,
+                };
+                let Some(number) = number else {
+                    let (found, container) = (describe(&head), is_container(&head));
+                    return Self::mismatch(
+                        source,
+                        context,
+                        ErrorCode::WrongType,
+                        "integer",
+                        found,
+                        container,
+                    );
+                };
+                if let Err((code, expected)) = check.check(number) {
+                    return context.error(code, expected, describe(&head));
+                }
+                Ok(Some(match number {
+                    Number::I64(value) => match original {
+                        Some(object) if matches!(head, Head::Int(_)) => object,
+                        _ => value.into_pyobject(py)?.into_any(),
+                    },
+                    Number::U64(value) => value.into_pyobject(py)?.into_any(),
+                    Number::F64(value) => {
+                        if value.abs() < 9.0e15 {
+                            (value as i64).into_pyobject(py)?.into_any()
+                        } else {
+                            big_int(py, &format!("{value:.0}"))?
+                        }
+                    }
+                }))
+            }
+            Node::Float(check) => {
+                let original = source.original();
+                let head = source.head()?;
+                let number = match &head {
+                    Head::Int(number) => Some(Number::I64(*number)),
+                    Head::Float(number) => Some(Number::F64(*number)),
+                    Head::BigInt(digits) => digits.parse::<f64>().ok().map(Number::F64),
+                    Head::Str(text) if context.lenient => lenient_number(text),
+                    _ => None,
+                };
+                let Some(number) = number else {
+                    let (found, container) = (describe(&head), is_container(&head));
+                    return Self::mismatch(
+                        source,
+                        context,
+                        ErrorCode::WrongType,
+                        "number",
+                        found,
+                        container,
+                    );
+                };
+                if let Err((code, expected)) = check.check(number) {
+                    return context.error(code, expected, describe(&head));
+                }
+                Ok(Some(match original {
+                    Some(object) if matches!(head, Head::Float(_)) => object,
+                    _ => PyFloat::new(py, number.as_f64()).into_any(),
+                }))
+            }
+            Node::Str(check) => {
+                let original = source.original();
+                let head = source.head()?;
+                let Head::Str(text) = &head else {
+                    let (found, container) = (describe(&head), is_container(&head));
+                    return Self::mismatch(
+                        source,
+                        context,
+                        ErrorCode::WrongType,
+                        "string",
+                        found,
+                        container,
+                    );
+                };
+                if let Err((code, expected)) = check.check(text) {
+                    return context.error(code, expected, describe(&head));
+                }
+                Ok(Some(match original {
+                    Some(object) => object,
+                    None => PyString::new(py, text).into_any(),
+                }))
+            }
+            Node::StrValue { value, convert } => {
+                let head = source.head()?;
+                let Head::Str(text) = &head else {
+                    let (found, container) = (describe(&head), is_container(&head));
+                    return Self::mismatch(
+                        source,
+                        context,
+                        ErrorCode::WrongType,
+                        "string",
+                        found,
+                        container,
+                    );
+                };
+                let found = describe(&head);
+                match string_value(py, *value, convert.bind(py), text) {
+                    Ok(Some(built)) => Ok(Some(built)),
+                    Ok(None) => {
+                        context.error(ErrorCode::InvalidFormat, expected_format(*value), found)
+                    }
+                    Err(error) => Err(Fatal::Python(error)),
+                }
+            }
+            Node::Choice { values, expected } => {
+                let head = source.head()?;
+                if let Some((_, object)) = values
+                    .iter()
+                    .find(|(value, _)| choice_matches(&head, value))
+                {
+                    return Ok(Some(object.bind(py).clone()));
+                }
+                let (found, container) = (describe(&head), is_container(&head));
+                Self::mismatch(
+                    source,
+                    context,
+                    ErrorCode::NotInEnum,
+                    expected,
+                    found,
+                    container,
+                )
+            }
+            Node::List {
+                items,
+                container,
+                min,
+                max,
+            } => {
+                let head = source.head()?;
+                if !matches!(head, Head::Array) {
+                    let (found, is_object) = (describe(&head), is_container(&head));
+                    return Self::mismatch(
+                        source,
+                        context,
+                        ErrorCode::WrongType,
+                        "array",
+                        found,
+                        is_object,
+                    );
+                }
+                context.enter()?;
+                let mark = context.errors.len();
+                let mut built = Vec::new();
+                let mut count = 0usize;
+                source.items(&mut |source, index| {
+                    count += 1;
+                    context.path.push(Segment::Index(index));
+                    let item = self.value(items, source, context);
+                    context.path.pop();
+                    if let Some(item) = item? {
+                        built.push(item);
+                    }
+                    Ok(())
+                })?;
+                context.leave();
+                self.check_size(
+                    context,
+                    count,
+                    *min,
+                    *max,
+                    ErrorCode::ArrayTooShort,
+                    ErrorCode::ArrayTooLong,
+                    "items",
+                )?;
+                if context.errors.len() > mark {
+                    return Ok(None);
+                }
+                let value = match container {
+                    Container::List => PyList::new(py, built)?.into_any(),
+                    Container::Tuple => PyTuple::new(py, built)?.into_any(),
+                    Container::Set => PySet::new(py, built)?.into_any(),
+                    Container::Frozenset => PyFrozenSet::new(py, built)?.into_any(),
+                };
+                if container.unique() && value.len()? != count {
+                    return context.error(
+                        ErrorCode::DuplicateItems,
+                        "unique items",
+                        format!("array of {count} items with duplicates"),
+                    );
+                }
+                Ok(Some(value))
+            }
+            Node::Tuple { items } => {
+                let head = source.head()?;
+                if !matches!(head, Head::Array) {
+                    let (found, is_object) = (describe(&head), is_container(&head));
+                    return Self::mismatch(
+                        source,
+                        context,
+                        ErrorCode::WrongType,
+                        "array",
+                        found,
+                        is_object,
+                    );
+                }
+                context.enter()?;
+                let mark = context.errors.len();
+                let mut built = Vec::with_capacity(items.len());
+                let mut count = 0usize;
+                source.items(&mut |source, index| {
+                    count += 1;
+                    context.path.push(Segment::Index(index));
+                    let result = match items.get(index) {
+                        Some(node) => self.value(node, source, context).map(|item| {
+                            if let Some(item) = item {
+                                built.push(item);
+                            }
+                        }),
+                        None => {
+                            let expected = format!("exactly {} items", items.len());
+                            source.skip().and_then(|()| {
+                                context
+                                    .error(ErrorCode::UnexpectedItem, expected, "an extra item")
+                                    .map(|_| ())
+                            })
+                        }
+                    };
+                    context.path.pop();
+                    result
+                })?;
+                context.leave();
+                if count < items.len() {
+                    context.error(
+                        ErrorCode::ArrayTooShort,
+                        format!("exactly {} items", items.len()),
+                        format!("{count} items"),
+                    )?;
+                }
+                if context.errors.len() > mark {
+                    return Ok(None);
+                }
+                Ok(Some(PyTuple::new(py, built)?.into_any()))
+            }
+            Node::Dict { values, min, max } => {
+                let head = source.head()?;
+                if !matches!(head, Head::Object) {
+                    let (found, is_array) = (describe(&head), is_container(&head));
+                    return Self::mismatch(
+                        source,
+                        context,
+                        ErrorCode::WrongType,
+                        "object",
+                        found,
+                        is_array,
+                    );
+                }
+                context.enter()?;
+                let mark = context.errors.len();
+                let dict = PyDict::new(py);
+                let mut count = 0usize;
+                source.entries(&mut |key| PyString::new(py, key), &mut |source, key| {
+                    count += 1;
+                    context.path.push(Segment::Key(key.clone()));
+                    let item = self.value(values, source, context);
+                    context.path.pop();
+                    if let Some(item) = item? {
+                        dict.set_item(key, item)?;
+                    }
+                    Ok(())
+                })?;
+                context.leave();
+                self.check_size(
+                    context,
+                    count,
+                    *min,
+                    *max,
+                    ErrorCode::TooFewProperties,
+                    ErrorCode::TooManyProperties,
+                    "properties",
+                )?;
+                if context.errors.len() > mark {
+                    return Ok(None);
+                }
+                Ok(Some(dict.into_any()))
+            }
+            Node::Union { variants, expected } => self.union(variants, expected, source, context),
+            Node::Record(index) => match self.compiled.records.get(*index) {
+                Some(record) => self.record(record, source, context),
+                None => Err(Fatal::Python(PyValueError::new_err(
+                    "dangling record reference",
+                ))),
+            },
+            Node::Model {
+                name,
+                validate_json,
+                validate_python,
+            } => {
+                let result = match source.raw()? {
+                    Some(raw) => validate_json.bind(py).call1((PyBytes::new(py, raw),)),
+                    None => {
+                        let remaining = context.max_depth.saturating_sub(context.depth);
+                        let value = match source.to_python(remaining) {
+                            Ok(value) => value,
+                            Err(Fatal::Stop) => return Err(context.too_deep()),
+                            Err(other) => return Err(other),
+                        };
+                        validate_python.bind(py).call1((value,))
+                    }
+                };
+                match result {
+                    Ok(value) => Ok(Some(value)),
+                    Err(error) => self.model_errors(py, name, &error, context).map(|()| None),
+                }
+            }
+        }
+    }
+
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one call site per collection kind, each spelled out"
+    )]
+    fn check_size<'v, 'py>(
+        &self,
+        context: &mut Context<'v, 'py>,
+        count: usize,
+        min: Option<u64>,
+        max: Option<u64>,
+        too_short: ErrorCode,
+        too_long: ErrorCode,
+        noun: &str,
+    ) -> Result<(), Fatal> {
+        let count_u64 = count as u64;
+        if let Some(min) = min
+            && count_u64 < min
+        {
+            context.error(
+                too_short,
+                format!("at least {min} {noun}"),
+                format!("{count} {noun}"),
+            )?;
+        }
+        if let Some(max) = max
+            && count_u64 > max
+        {
+            context.error(
+                too_long,
+                format!("at most {max} {noun}"),
+                format!("{count} {noun}"),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn union<'v, 'py, S: Source<'py>>(
+        &'v self,
+        variants: &'v [(u8, Node)],
+        expected: &str,
+        source: &mut S,
+        context: &mut Context<'v, 'py>,
+    ) -> Built<'py> {
+        let py = source.py();
+        let shape = source.shape()?;
+        // Leniently, a string may also become a number or a boolean.
+        let bit = if context.lenient && shape == Shape::String {
+            mask::STRING | mask::NUMBER | mask::BOOL
+        } else {
+            shape_bit(shape)
+        };
+        let mut candidates = variants
+            .iter()
+            .filter(|(variant_mask, _)| variant_mask & bit != 0);
+        let first = candidates.next();
+        let second = candidates.next();
+        match (first, second) {
+            (Some((_, only)), None) => return self.value(only, source, context),
+            (None, _) => {
+                let head = source.head()?;
+                let (found, container) = (describe(&head), is_container(&head));
+                return Self::mismatch(
+                    source,
+                    context,
+                    ErrorCode::NoMatch,
+                    expected,
+                    found,
+                    container,
+                );
+            }
+            _ => {}
+        }
+        let captured = source.capture()?;
+        let saved_max = context.max_errors;
+        for (variant_mask, variant) in variants {
+            if variant_mask & bit == 0 {
+                continue;
+            }
+            let mark = context.errors.len();
+            // A trial stops at its first error; its errors are discarded.
+            context.max_errors = mark + 1;
+            let mut tree = captured.tree(py);
+            let depth = context.depth;
+            let path_length = context.path.len();
+            let outcome = self.value(variant, &mut tree, context);
+            context.depth = depth;
+            context.path.truncate(path_length);
+            context.max_errors = saved_max;
+            let failed = context.errors.len() > mark;
+            context.errors.truncate(mark);
+            match outcome {
+                Ok(Some(value)) if !failed => return Ok(Some(value)),
+                Ok(_) | Err(Fatal::Stop) => {}
+                Err(other) => return Err(other),
+            }
+        }
+        let found = describe(&captured.tree(py).head()?);
+        context.error(ErrorCode::NoMatch, expected, found)
+    }
+
+    fn record<'v, 'py, S: Source<'py>>(
+        &'v self,
+        record: &'v RecordNode,
+        source: &mut S,
+        context: &mut Context<'v, 'py>,
+    ) -> Built<'py> {
+        let py = source.py();
+        let head = source.head()?;
+        if !matches!(head, Head::Object) {
+            let (found, is_array) = (describe(&head), is_container(&head));
+            return Self::mismatch(
+                source,
+                context,
+                ErrorCode::WrongType,
+                "object",
+                found,
+                is_array,
+            );
+        }
+        context.enter()?;
+        let mark = context.errors.len();
+        let kwargs = PyDict::new(py);
+        let mut seen = Seen::new(record.fields.len());
+        source.entries(
+            &mut |key| record.field_index(key).ok_or_else(|| Box::<str>::from(key)),
+            &mut |source, key| match key {
+                Ok(index) => {
+                    let Some(field) = record.fields.get(index) else {
+                        return Ok(());
+                    };
+                    seen.insert(index);
+                    context.path.push(Segment::Field(&field.name));
+                    let value = self.value(&field.node, source, context);
+                    context.path.pop();
+                    if let Some(value) = value? {
+                        kwargs.set_item(field.key.bind(py), value)?;
+                    }
+                    Ok(())
+                }
+                Err(unknown) => {
+                    source.skip()?;
+                    if record.closed {
+                        let found = format!("property {unknown:?}");
+                        context.path.push(Segment::Text(unknown));
+                        let result = context.error(
+                            ErrorCode::UnexpectedProperty,
+                            record.allowed.clone(),
+                            found,
+                        );
+                        context.path.pop();
+                        result?;
+                    }
+                    Ok(())
+                }
+            },
+        )?;
+        context.leave();
+        if record.required_count > 0 {
+            for (index, field) in record.fields.iter().enumerate() {
+                if field.required && !seen.contains(index) {
+                    context.path.push(Segment::Field(&field.name));
+                    let result =
+                        context.error(ErrorCode::MissingProperty, "a value (required)", "nothing");
+                    context.path.pop();
+                    result?;
+                }
+            }
+        }
+        if context.errors.len() > mark {
+            return Ok(None);
+        }
+        match &record.build {
+            Build::Dict => Ok(Some(kwargs.into_any())),
+            Build::Call(class) => match class.bind(py).call((), Some(&kwargs)) {
+                Ok(value) => Ok(Some(value)),
+                Err(error)
+                    if error.is_instance_of::<PyValueError>(py)
+                        || error.is_instance_of::<PyTypeError>(py) =>
+                {
+                    context.error(
+                        ErrorCode::InvalidValue,
+                        format!("a valid {}", record.name),
+                        error.to_string(),
+                    )
+                }
+                Err(error) => Err(Fatal::Python(error)),
+            },
+        }
+    }
+
+    /// Turns a pydantic `ValidationError` into line errors under the current path.
+    fn model_errors<'v, 'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+        error: &PyErr,
+        context: &mut Context<'v, 'py>,
+    ) -> Result<(), Fatal> {
+        let value = error.value(py);
+        let details = match value.call_method(
+            "errors",
+            (),
+            Some(&[("include_url", false)].into_py_dict(py)?),
+        ) {
+            Ok(details) => details,
+            Err(_) => return Err(Fatal::Python(error.clone_ref(py))),
+        };
+        for detail in details.try_iter()? {
+            let detail = detail?;
+            let kind: String = detail.get_item("type")?.extract()?;
+            let message: String = detail.get_item("msg")?.extract()?;
+            let depth = context.path.len();
+            for part in detail.get_item("loc")?.try_iter()? {
+                let part = part?;
+                if let Ok(index) = part.extract::<usize>() {
+                    context.path.push(Segment::Index(index));
+                } else {
+                    context
+                        .path
+                        .push(Segment::Text(part.str()?.to_string_lossy().into()));
+                }
+            }
+            let code = match kind.as_str() {
+                "missing" => ErrorCode::MissingProperty,
+                "extra_forbidden" => ErrorCode::UnexpectedProperty,
+                kind if kind.ends_with("_type") || kind.ends_with("_parsing") => {
+                    ErrorCode::WrongType
+                }
+                _ => ErrorCode::InvalidValue,
+            };
+            let found = detail
+                .get_item("input")
+                .ok()
+                .and_then(|input| input.get_type().name().ok().map(|name| name.to_string()))
+                .unwrap_or_default();
+            let result = context.error(code, format!("{message} ({name})"), found);
+            context.path.truncate(depth);
+            result?;
+        }
+        Ok(())
+    }
+}
+
+use pyo3::types::IntoPyDict;
+
+/// Which fields of a record were present: a bitmask, or a vector for very wide records.
+enum Seen {
+    Bits(u64),
+    Wide(Vec<bool>),
+}
+
+impl Seen {
+    fn new(count: usize) -> Self {
+        if count <= 64 {
+            Self::Bits(0)
+        } else {
+            Self::Wide(vec![false; count])
+        }
+    }
+
+    fn insert(&mut self, index: usize) {
+        match self {
+            Self::Bits(bits) => *bits |= 1u64 << index,
+            Self::Wide(flags) => {
+                if let Some(flag) = flags.get_mut(index) {
+                    *flag = true;
+                }
+            }
+        }
+    }
+
+    fn contains(&self, index: usize) -> bool {
+        match self {
+            Self::Bits(bits) => bits & (1u64 << index) != 0,
+            Self::Wide(flags) => flags.get(index).copied().unwrap_or(false),
+        }
+    }
+}
+
+fn expected_format(value: StringValue) -> &'static str {
+    match value {
+        StringValue::Datetime => "an RFC 3339 date-time with offset, e.g. 2024-05-01T10:00:00Z",
+        StringValue::Date => "an RFC 3339 date, e.g. 2024-05-01",
+        StringValue::Time => "an RFC 3339 time with offset, e.g. 10:00:00Z",
+        StringValue::Timedelta => "an ISO 8601 duration, e.g. P1DT2H30M",
+        StringValue::Uuid => "a UUID, e.g. 123e4567-e89b-12d3-a456-426614174000",
+        StringValue::Decimal => "a decimal number as a string, e.g. \"12.50\"",
+        StringValue::Path => "a path",
+    }
+}
+
+/// Checks the string's format, then builds the Python value; `Ok(None)` when the format is wrong.
+fn string_value<'py>(
+    py: Python<'py>,
+    value: StringValue,
+    convert: &Bound<'py, PyAny>,
+    text: &str,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let valid = match value {
+        StringValue::Datetime => ferrotool_core::formats::check_format("date-time", text),
+        StringValue::Date => ferrotool_core::formats::check_format("date", text),
+        StringValue::Time => ferrotool_core::formats::check_format("time", text),
+        StringValue::Uuid => ferrotool_core::formats::check_format("uuid", text),
+        StringValue::Decimal => Some(is_decimal(text)),
+        StringValue::Timedelta | StringValue::Path => Some(true),
+    };
+    if valid == Some(false) {
+        return Ok(None);
+    }
+    let result = match value {
+        StringValue::Timedelta => match parse_duration(text) {
+            Some((days, seconds, micros)) => convert.call1((days, seconds, micros)),
+            None => return Ok(None),
+        },
+        StringValue::Datetime | StringValue::Time => convert.call1((text.to_ascii_uppercase(),)),
+        _ => convert.call1((text,)),
+    };
+    match result {
+        Ok(built) => Ok(Some(built)),
+        Err(error) if error.is_instance_of::<PyValueError>(py) => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`: the JSON number grammar, as a string.
+fn is_decimal(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut index = 0;
+    let digits = |index: &mut usize| {
+        let start = *index;
+        while bytes.get(*index).is_some_and(u8::is_ascii_digit) {
+            *index += 1;
+        }
+        *index - start
+    };
+    if bytes.get(index) == Some(&b'-') {
+        index += 1;
+    }
+    match bytes.get(index) {
+        Some(b'0') => index += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut index);
+        }
+        _ => return false,
+    }
+    if bytes.get(index) == Some(&b'.') {
+        index += 1;
+        if digits(&mut index) == 0 {
+            return false;
+        }
+    }
+    if matches!(bytes.get(index), Some(b'e' | b'E')) {
+        index += 1;
+        if matches!(bytes.get(index), Some(b'+' | b'-')) {
+            index += 1;
+        }
+        if digits(&mut index) == 0 {
+            return false;
+        }
+    }
+    index == bytes.len()
+}

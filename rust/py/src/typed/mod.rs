@@ -1,0 +1,226 @@
+//! Typed validators: raw JSON (or a parsed mapping) in, the typed Python values an annotation asks
+//! for out, validated and built in one pass.
+mod build;
+mod compile;
+mod convert;
+mod source;
+
+use ferrotool_core::error::{ErrorCode, Limits, LineError};
+use ferrotool_core::ir::Root;
+use jiter::{JiterErrorType, JsonErrorType};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString};
+
+use crate::errors::validation_error;
+use build::{Context, Engine};
+use source::{Fatal, Stream, Tree};
+
+/// Validates input against a derived type and builds typed Python values.
+#[pyclass(module = "ferrotool._core", frozen)]
+pub(crate) struct TypedValidator {
+    engine: Engine,
+    limits: Limits,
+    lenient: bool,
+    function: Option<Py<PyAny>>,
+}
+
+/// Borrows the UTF-8 bytes of a `str` or `bytes` argument without copying.
+pub(crate) fn input_bytes<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
+    if let Ok(bytes) = data.cast::<PyBytes>() {
+        let raw = bytes.as_bytes();
+        return match std::str::from_utf8(raw) {
+            Ok(_) => Ok(raw),
+            Err(error) => Err(PyValueError::new_err(format!(
+                "input is not valid UTF-8: {error}"
+            ))),
+        };
+    }
+    if let Ok(text) = data.cast::<PyString>() {
+        return Ok(text.to_str()?.as_bytes());
+    }
+    Err(PyTypeError::new_err(format!(
+        "expected str or bytes of JSON, got {}",
+        data.get_type().name()?
+    )))
+}
+
+/// The `invalid_json` or `nesting_too_deep` error for a JSON syntax problem.
+pub(crate) fn json_error(
+    stream_position: jiter::LinePosition,
+    error_type: &JiterErrorType,
+) -> LineError {
+    if matches!(
+        error_type,
+        JiterErrorType::JsonError(JsonErrorType::RecursionLimitExceeded)
+    ) {
+        return LineError::new(
+            ErrorCode::NestingTooDeep,
+            Vec::new(),
+            "less deeply nested JSON",
+            "deeper nesting",
+        );
+    }
+    LineError::new(
+        ErrorCode::InvalidJson,
+        Vec::new(),
+        "valid JSON",
+        format!(
+            "{error_type} at line {} column {}",
+            stream_position.line, stream_position.column
+        ),
+    )
+}
+
+/// The `input_too_large` error.
+pub(crate) fn too_large(size: usize, limits: &Limits) -> LineError {
+    LineError::new(
+        ErrorCode::InputTooLarge,
+        Vec::new(),
+        format!("at most {} bytes", limits.max_bytes),
+        format!("{size} bytes"),
+    )
+}
+
+impl TypedValidator {
+    fn finish<'py>(
+        &self,
+        py: Python<'py>,
+        built: Result<Option<Bound<'py, PyAny>>, Fatal>,
+        errors: Vec<LineError>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match built {
+            Ok(Some(value)) if errors.is_empty() => Ok(value),
+            Ok(_) | Err(Fatal::Stop) => Err(validation_error(py, errors)),
+            Err(Fatal::Python(error)) => Err(error),
+            Err(Fatal::Json(_)) => Err(PyValueError::new_err(
+                "unexpected JSON error while reading a parsed value",
+            )),
+        }
+    }
+
+    fn validate_raw<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let raw = input_bytes(data)?;
+        if raw.len() > self.limits.max_bytes {
+            return Err(validation_error(
+                py,
+                vec![too_large(raw.len(), &self.limits)],
+            ));
+        }
+        let mut stream = Stream::new(py, raw);
+        let mut context = Context::new(self.limits.max_errors, self.limits.max_depth, self.lenient);
+        let built = self
+            .engine
+            .run(&mut stream, &mut context)
+            .and_then(|value| {
+                stream.finish()?;
+                Ok(value)
+            });
+        if let Err(Fatal::Json(error)) = &built {
+            let position = stream.error_position(error.index);
+            return Err(validation_error(
+                py,
+                vec![json_error(position, &error.error_type)],
+            ));
+        }
+        self.finish(py, built, context.errors)
+    }
+}
+
+#[pymethods]
+impl TypedValidator {
+    #[new]
+    #[pyo3(signature = (ir, objects, *, function=None, lenient=false, max_depth=Limits::DEFAULT.max_depth, max_bytes=Limits::DEFAULT.max_bytes, max_errors=Limits::DEFAULT.max_errors))]
+    fn new(
+        py: Python<'_>,
+        ir: &[u8],
+        objects: &Bound<'_, PyDict>,
+        function: Option<Py<PyAny>>,
+        lenient: bool,
+        max_depth: u16,
+        max_bytes: usize,
+        max_errors: usize,
+    ) -> PyResult<Self> {
+        let root: Root = serde_json::from_slice(ir)
+            .map_err(|error| PyValueError::new_err(format!("invalid type IR: {error}")))?;
+        if root.version != ferrotool_core::ir::IR_VERSION {
+            return Err(PyValueError::new_err(format!(
+                "type IR version {} is not supported (expected {})",
+                root.version,
+                ferrotool_core::ir::IR_VERSION
+            )));
+        }
+        let compiled = compile::compile(py, &root, objects)?;
+        Ok(Self {
+            engine: Engine { compiled },
+            limits: Limits {
+                max_depth,
+                max_bytes,
+                max_errors: max_errors.max(1),
+            },
+            lenient,
+            function,
+        })
+    }
+
+    /// Parses and validates raw JSON; returns the typed value (keyword arguments for a function).
+    fn validate_json<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.validate_raw(py, data)
+    }
+
+    /// Validates an already parsed value (a mapping for a function).
+    fn validate_python<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut tree = Tree::python(data.clone());
+        let mut context = Context::new(self.limits.max_errors, self.limits.max_depth, self.lenient);
+        let built = self.engine.run(&mut tree, &mut context);
+        self.finish(py, built, context.errors)
+    }
+
+    /// Validates raw JSON arguments and calls the function with them.
+    fn call_json<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let Some(function) = &self.function else {
+            return Err(PyTypeError::new_err(
+                "this validator has no function to call",
+            ));
+        };
+        let kwargs = self.validate_raw(py, data)?;
+        let kwargs = kwargs.cast::<PyDict>().map_err(PyErr::from)?;
+        function.bind(py).call((), Some(kwargs))
+    }
+
+    #[getter]
+    fn lenient(&self) -> bool {
+        self.lenient
+    }
+
+    #[getter]
+    fn max_depth(&self) -> u16 {
+        self.limits.max_depth
+    }
+
+    #[getter]
+    fn max_bytes(&self) -> usize {
+        self.limits.max_bytes
+    }
+
+    #[getter]
+    fn max_errors(&self) -> usize {
+        self.limits.max_errors
+    }
+}

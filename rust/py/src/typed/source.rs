@@ -1,0 +1,436 @@
+//! Where a typed validator reads from: a JSON stream (one pass over raw bytes) or a tree (an
+//! already parsed Python value, or a JSON value captured from the stream to try union variants).
+use std::borrow::Cow;
+
+use jiter::{Jiter, JiterError, JsonValue, NumberAny, NumberInt, Peek};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use super::convert::json_to_python;
+
+/// Stops a validation run: the input is not JSON, Python raised, or enough errors were found.
+pub(crate) enum Fatal {
+    Json(JiterError),
+    Python(PyErr),
+    Stop,
+}
+
+impl From<JiterError> for Fatal {
+    fn from(error: JiterError) -> Self {
+        Self::Json(error)
+    }
+}
+
+impl From<std::convert::Infallible> for Fatal {
+    fn from(never: std::convert::Infallible) -> Self {
+        match never {}
+    }
+}
+
+impl From<PyErr> for Fatal {
+    fn from(error: PyErr) -> Self {
+        Self::Python(error)
+    }
+}
+
+/// The kind of the next value, known without consuming it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    Null,
+    Bool,
+    Number,
+    String,
+    Array,
+    Object,
+    Other,
+}
+
+/// The head of the next value. Scalars are consumed by `head`; arrays and objects are not, and
+/// are then read with `items` / `entries` or dropped with `skip`.
+pub(crate) enum Head<'s> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    /// An integer beyond `i64`, as decimal digits.
+    BigInt(String),
+    Float(f64),
+    Str(Cow<'s, str>),
+    Array,
+    Object,
+    /// A Python value with no JSON meaning; carries its type name.
+    Other(String),
+}
+
+/// A value captured for replay (to try several union variants).
+pub(crate) enum Captured<'a, 'py> {
+    Owned(JsonValue<'static>),
+    Json(&'a JsonValue<'static>),
+    Python(Bound<'py, PyAny>),
+}
+
+impl<'py> Captured<'_, 'py> {
+    pub(crate) fn tree(&self, py: Python<'py>) -> Tree<'_, 'py> {
+        match self {
+            Self::Owned(value) => Tree::json(py, value),
+            Self::Json(value) => Tree::json(py, value),
+            Self::Python(value) => Tree::python(value.clone()),
+        }
+    }
+}
+
+/// A reader of one JSON-like value at a time.
+pub(crate) trait Source<'py> {
+    fn py(&self) -> Python<'py>;
+    /// The kind of the next value, without consuming it.
+    fn shape(&mut self) -> Result<Shape, Fatal>;
+    /// The next value's head (see [`Head`]).
+    fn head(&mut self) -> Result<Head<'_>, Fatal>;
+    /// The next value as the caller handed it in, when it is already a Python object.
+    fn original(&self) -> Option<Bound<'py, PyAny>>;
+    /// After `head` returned `Array`: calls `visit` once per item, positioned on it.
+    fn items(
+        &mut self,
+        visit: &mut dyn FnMut(&mut Self, usize) -> Result<(), Fatal>,
+    ) -> Result<(), Fatal>;
+    /// After `head` returned `Object`: for each entry, maps the key with `key` and calls `visit`
+    /// positioned on the value.
+    fn entries<K>(
+        &mut self,
+        key: &mut dyn FnMut(&str) -> K,
+        visit: &mut dyn FnMut(&mut Self, K) -> Result<(), Fatal>,
+    ) -> Result<(), Fatal>;
+    /// Drops the next value (or the array/object whose head was just read).
+    fn skip(&mut self) -> Result<(), Fatal>;
+    /// Captures the next value so it can be read several times.
+    fn capture(&mut self) -> Result<Captured<'_, 'py>, Fatal>;
+    /// The next value as a plain Python value (for `Any`).
+    fn to_python(&mut self, max_depth: u16) -> Result<Bound<'py, PyAny>, Fatal>;
+    /// The raw JSON text of the next value, when reading raw JSON.
+    fn raw(&mut self) -> Result<Option<&[u8]>, Fatal>;
+}
+
+/// One pass over raw JSON bytes.
+pub(crate) struct Stream<'j, 'py> {
+    py: Python<'py>,
+    jiter: Jiter<'j>,
+}
+
+impl<'j, 'py> Stream<'j, 'py> {
+    pub(crate) fn new(py: Python<'py>, data: &'j [u8]) -> Self {
+        Self {
+            py,
+            jiter: Jiter::new(data),
+        }
+    }
+
+    pub(crate) fn finish(&mut self) -> Result<(), Fatal> {
+        self.jiter.finish().map_err(Fatal::Json)
+    }
+
+    pub(crate) fn error_position(&self, index: usize) -> jiter::LinePosition {
+        self.jiter.error_position(index)
+    }
+}
+
+fn peek_shape(peek: Peek) -> Shape {
+    match peek {
+        Peek::Null => Shape::Null,
+        Peek::True | Peek::False => Shape::Bool,
+        Peek::String => Shape::String,
+        Peek::Array => Shape::Array,
+        Peek::Object => Shape::Object,
+        _ if peek.is_num() => Shape::Number,
+        _ => Shape::Other,
+    }
+}
+
+fn number_head(number: NumberAny) -> Head<'static> {
+    match number {
+        NumberAny::Int(NumberInt::Int(value)) => Head::Int(value),
+        NumberAny::Int(NumberInt::BigInt(value)) => Head::BigInt(value.to_string()),
+        NumberAny::Float(value) => Head::Float(value),
+    }
+}
+
+impl<'py> Source<'py> for Stream<'_, 'py> {
+    fn py(&self) -> Python<'py> {
+        self.py
+    }
+
+    fn shape(&mut self) -> Result<Shape, Fatal> {
+        Ok(peek_shape(self.jiter.peek()?))
+    }
+
+    fn head(&mut self) -> Result<Head<'_>, Fatal> {
+        let peek = self.jiter.peek()?;
+        Ok(match peek {
+            Peek::Null => {
+                self.jiter.known_null()?;
+                Head::Null
+            }
+            Peek::True | Peek::False => Head::Bool(self.jiter.known_bool(peek)?),
+            Peek::String => Head::Str(Cow::Borrowed(self.jiter.known_str()?)),
+            Peek::Array => Head::Array,
+            Peek::Object => Head::Object,
+            _ => number_head(self.jiter.known_number(peek)?),
+        })
+    }
+
+    fn original(&self) -> Option<Bound<'py, PyAny>> {
+        None
+    }
+
+    fn items(
+        &mut self,
+        visit: &mut dyn FnMut(&mut Self, usize) -> Result<(), Fatal>,
+    ) -> Result<(), Fatal> {
+        let mut next = self.jiter.known_array()?;
+        let mut index = 0;
+        while next.is_some() {
+            visit(self, index)?;
+            index += 1;
+            next = self.jiter.array_step()?;
+        }
+        Ok(())
+    }
+
+    fn entries<K>(
+        &mut self,
+        key: &mut dyn FnMut(&str) -> K,
+        visit: &mut dyn FnMut(&mut Self, K) -> Result<(), Fatal>,
+    ) -> Result<(), Fatal> {
+        let mut mapped = self.jiter.known_object()?.map(&mut *key);
+        while let Some(current) = mapped {
+            visit(self, current)?;
+            mapped = self.jiter.next_key()?.map(&mut *key);
+        }
+        Ok(())
+    }
+
+    fn skip(&mut self) -> Result<(), Fatal> {
+        let peek = self.jiter.peek()?;
+        self.jiter.known_skip(peek)?;
+        Ok(())
+    }
+
+    fn capture(&mut self) -> Result<Captured<'_, 'py>, Fatal> {
+        let peek = self.jiter.peek()?;
+        Ok(Captured::Owned(self.jiter.known_value_owned(peek)?))
+    }
+
+    fn to_python(&mut self, max_depth: u16) -> Result<Bound<'py, PyAny>, Fatal> {
+        let peek = self.jiter.peek()?;
+        let value = self.jiter.known_value(peek)?;
+        json_to_python(self.py, &value, max_depth)
+    }
+
+    fn raw(&mut self) -> Result<Option<&[u8]>, Fatal> {
+        let peek = self.jiter.peek()?;
+        let start = self.jiter.current_index();
+        self.jiter.known_skip(peek)?;
+        Ok(Some(self.jiter.slice_to_current(start)))
+    }
+}
+
+/// A value already in memory: parsed JSON or a Python object.
+pub(crate) struct Tree<'a, 'py> {
+    py: Python<'py>,
+    current: Node<'a, 'py>,
+}
+
+#[derive(Clone)]
+enum Node<'a, 'py> {
+    Json(&'a JsonValue<'static>),
+    Python(Bound<'py, PyAny>),
+}
+
+impl<'a, 'py> Tree<'a, 'py> {
+    pub(crate) fn json(py: Python<'py>, value: &'a JsonValue<'static>) -> Self {
+        Self {
+            py,
+            current: Node::Json(value),
+        }
+    }
+
+    pub(crate) fn python(value: Bound<'py, PyAny>) -> Self {
+        Self {
+            py: value.py(),
+            current: Node::Python(value),
+        }
+    }
+}
+
+fn python_head<'s>(value: &'s Bound<'_, PyAny>) -> Result<Head<'s>, Fatal> {
+    if let Ok(text) = value.cast::<PyString>() {
+        return Ok(Head::Str(text.to_cow()?));
+    }
+    if let Ok(flag) = value.cast::<PyBool>() {
+        return Ok(Head::Bool(flag.is_true()));
+    }
+    if value.is_instance_of::<PyInt>() {
+        return Ok(match value.extract::<i64>() {
+            Ok(number) => Head::Int(number),
+            Err(_) => Head::BigInt(value.str()?.to_cow()?.into_owned()),
+        });
+    }
+    if let Ok(number) = value.cast::<PyFloat>() {
+        return Ok(Head::Float(number.value()));
+    }
+    if value.is_none() {
+        return Ok(Head::Null);
+    }
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        return Ok(Head::Array);
+    }
+    if value.is_instance_of::<PyDict>() {
+        return Ok(Head::Object);
+    }
+    Ok(Head::Other(value.get_type().name()?.to_cow()?.into_owned()))
+}
+
+fn python_shape(value: &Bound<'_, PyAny>) -> Shape {
+    if value.is_instance_of::<PyString>() {
+        Shape::String
+    } else if value.is_instance_of::<PyBool>() {
+        Shape::Bool
+    } else if value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>() {
+        Shape::Number
+    } else if value.is_none() {
+        Shape::Null
+    } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        Shape::Array
+    } else if value.is_instance_of::<PyDict>() {
+        Shape::Object
+    } else {
+        Shape::Other
+    }
+}
+
+impl<'a, 'py> Source<'py> for Tree<'a, 'py> {
+    fn py(&self) -> Python<'py> {
+        self.py
+    }
+
+    fn shape(&mut self) -> Result<Shape, Fatal> {
+        Ok(match &self.current {
+            Node::Json(value) => match value {
+                JsonValue::Null => Shape::Null,
+                JsonValue::Bool(_) => Shape::Bool,
+                JsonValue::Int(_) | JsonValue::BigInt(_) | JsonValue::Float(_) => Shape::Number,
+                JsonValue::Str(_) => Shape::String,
+                JsonValue::Array(_) => Shape::Array,
+                JsonValue::Object(_) => Shape::Object,
+            },
+            Node::Python(value) => python_shape(value),
+        })
+    }
+
+    fn head(&mut self) -> Result<Head<'_>, Fatal> {
+        Ok(match &self.current {
+            Node::Json(value) => match value {
+                JsonValue::Null => Head::Null,
+                JsonValue::Bool(flag) => Head::Bool(*flag),
+                JsonValue::Int(number) => Head::Int(*number),
+                JsonValue::BigInt(number) => Head::BigInt(number.to_string()),
+                JsonValue::Float(number) => Head::Float(*number),
+                JsonValue::Str(text) => Head::Str(Cow::Borrowed(text)),
+                JsonValue::Array(_) => Head::Array,
+                JsonValue::Object(_) => Head::Object,
+            },
+            Node::Python(value) => python_head(value)?,
+        })
+    }
+
+    fn original(&self) -> Option<Bound<'py, PyAny>> {
+        match &self.current {
+            Node::Json(_) => None,
+            Node::Python(value) => Some(value.clone()),
+        }
+    }
+
+    fn items(
+        &mut self,
+        visit: &mut dyn FnMut(&mut Self, usize) -> Result<(), Fatal>,
+    ) -> Result<(), Fatal> {
+        let parent = self.current.clone();
+        let result = match &parent {
+            Node::Json(JsonValue::Array(items)) => {
+                items.iter().enumerate().try_for_each(|(index, item)| {
+                    self.current = Node::Json(item);
+                    visit(self, index)
+                })
+            }
+            Node::Python(value) => {
+                if let Ok(list) = value.cast::<PyList>() {
+                    list.iter().enumerate().try_for_each(|(index, item)| {
+                        self.current = Node::Python(item);
+                        visit(self, index)
+                    })
+                } else if let Ok(tuple) = value.cast::<PyTuple>() {
+                    tuple.iter().enumerate().try_for_each(|(index, item)| {
+                        self.current = Node::Python(item);
+                        visit(self, index)
+                    })
+                } else {
+                    Ok(())
+                }
+            }
+            Node::Json(_) => Ok(()),
+        };
+        self.current = parent;
+        result
+    }
+
+    fn entries<K>(
+        &mut self,
+        key: &mut dyn FnMut(&str) -> K,
+        visit: &mut dyn FnMut(&mut Self, K) -> Result<(), Fatal>,
+    ) -> Result<(), Fatal> {
+        let parent = self.current.clone();
+        let result = match &parent {
+            Node::Json(JsonValue::Object(entries)) => {
+                entries.iter().try_for_each(|(name, value)| {
+                    let mapped = key(name);
+                    self.current = Node::Json(value);
+                    visit(self, mapped)
+                })
+            }
+            Node::Python(value) => match value.cast::<PyDict>() {
+                Ok(dict) => dict.iter().try_for_each(|(name, value)| {
+                    let mapped = match name.cast::<PyString>() {
+                        Ok(text) => key(&text.to_cow()?),
+                        Err(_) => key(&name.str()?.to_cow()?),
+                    };
+                    self.current = Node::Python(value);
+                    visit(self, mapped)
+                }),
+                Err(_) => Ok(()),
+            },
+            Node::Json(_) => Ok(()),
+        };
+        self.current = parent;
+        result
+    }
+
+    fn skip(&mut self) -> Result<(), Fatal> {
+        Ok(())
+    }
+
+    fn capture(&mut self) -> Result<Captured<'_, 'py>, Fatal> {
+        Ok(match &self.current {
+            Node::Json(value) => Captured::Json(value),
+            Node::Python(value) => Captured::Python(value.clone()),
+        })
+    }
+
+    fn to_python(&mut self, max_depth: u16) -> Result<Bound<'py, PyAny>, Fatal> {
+        match &self.current {
+            Node::Json(value) => json_to_python(self.py, value, max_depth),
+            Node::Python(value) => Ok(value.clone()),
+        }
+    }
+
+    fn raw(&mut self) -> Result<Option<&[u8]>, Fatal> {
+        Ok(None)
+    }
+}
