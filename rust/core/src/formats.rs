@@ -92,7 +92,9 @@ fn digits(bytes: &[u8]) -> Option<u32> {
     if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    Some(bytes.iter().fold(0u32, |acc, b| acc.saturating_mul(10).saturating_add(u32::from(b - b'0'))))
+    Some(bytes.iter().fold(0u32, |acc, b| {
+        acc.saturating_mul(10).saturating_add(u32::from(b - b'0'))
+    }))
 }
 
 const fn is_leap_year(year: u32) -> bool {
@@ -170,13 +172,17 @@ pub fn is_time(value: &str) -> bool {
 
 /// RFC 3339 `date-time`: a full date, `T`, and a full time with offset.
 pub fn is_date_time(value: &str) -> bool {
-    let Some((date, time)) = value.split_once(['T', 't']) else { return false };
+    let Some((date, time)) = value.split_once(['T', 't']) else {
+        return false;
+    };
     is_date(date) && is_time(time)
 }
 
 /// RFC 3339 appendix A `duration`, e.g. `P1Y2M3DT4H5M6S`, `PT0.5S` is not allowed, `P2W`.
 pub fn is_duration(value: &str) -> bool {
-    let Some(rest) = value.strip_prefix('P') else { return false };
+    let Some(rest) = value.strip_prefix('P') else {
+        return false;
+    };
     if rest.is_empty() {
         return false;
     }
@@ -187,7 +193,9 @@ pub fn is_duration(value: &str) -> bool {
     if date_part.ends_with('W') {
         return time_part.is_none()
             && date_part.len() > 1
-            && date_part[..date_part.len() - 1].bytes().all(|b| b.is_ascii_digit());
+            && date_part[..date_part.len() - 1]
+                .bytes()
+                .all(|b| b.is_ascii_digit());
     }
     if !units_in_order(date_part, b"YMD") {
         return false;
@@ -208,8 +216,12 @@ fn units_in_order(part: &str, units: &[u8]) -> bool {
         if count == 0 {
             return false;
         }
-        let Some(unit) = bytes.get(count) else { return false };
-        let Some(position) = units.iter().position(|u| u == unit) else { return false };
+        let Some(unit) = bytes.get(count) else {
+            return false;
+        };
+        let Some(position) = units.iter().position(|u| u == unit) else {
+            return false;
+        };
         if let Some(previous) = previous {
             if position != previous + 1 {
                 return false;
@@ -234,19 +246,23 @@ pub fn is_uuid(value: &str) -> bool {
 /// A practical RFC 5321 mailbox: a dot-atom (or quoted) local part, `@`, and a hostname or an
 /// address literal.
 pub fn is_email(value: &str) -> bool {
-    let Some((local, domain)) = value.rsplit_once('@') else { return false };
+    let Some((local, domain)) = value.rsplit_once('@') else {
+        return false;
+    };
     if local.is_empty() || local.len() > 64 {
         return false;
     }
     let local_ok = if local.len() >= 2 && local.starts_with('"') && local.ends_with('"') {
-        local[1..local.len() - 1].chars().all(|ch| ch != '"' && ch != '\\' && !ch.is_control())
+        local[1..local.len() - 1]
+            .chars()
+            .all(|ch| ch != '"' && ch != '\\' && !ch.is_control())
     } else {
         !local.starts_with('.')
             && !local.ends_with('.')
             && !local.contains("..")
-            && local.chars().all(|ch| {
-                ch.is_ascii_alphanumeric() || "!#$%&'*+-/=?^_`{|}~.".contains(ch)
-            })
+            && local
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || "!#$%&'*+-/=?^_`{|}~.".contains(ch))
     };
     if !local_ok {
         return false;
@@ -265,7 +281,10 @@ pub fn is_ipv4(value: &str) -> bool {
     let mut count = 0;
     for part in value.split('.') {
         count += 1;
-        if count > 4 || part.is_empty() || part.len() > 3 || (part.len() > 1 && part.starts_with('0'))
+        if count > 4
+            || part.is_empty()
+            || part.len() > 3
+            || (part.len() > 1 && part.starts_with('0'))
         {
             return false;
         }
@@ -293,7 +312,9 @@ pub fn is_hostname(value: &str) -> bool {
             && label.len() <= 63
             && !label.starts_with('-')
             && !label.ends_with('-')
-            && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
     })
 }
 
@@ -312,7 +333,9 @@ fn percent_encoding_ok(value: &str) -> bool {
 
 /// An absolute RFC 3986 URI: a scheme, `:`, and only URI characters.
 pub fn is_uri(value: &str) -> bool {
-    let Some((scheme, _)) = value.split_once(':') else { return false };
+    let Some((scheme, _)) = value.split_once(':') else {
+        return false;
+    };
     let mut chars = scheme.chars();
     chars.next().is_some_and(|ch| ch.is_ascii_alphabetic())
         && chars.all(|ch| ch.is_ascii_alphanumeric() || "+-.".contains(ch))
@@ -321,9 +344,7 @@ pub fn is_uri(value: &str) -> bool {
 
 /// An RFC 3986 URI reference (absolute or relative).
 pub fn is_uri_reference(value: &str) -> bool {
-    value.chars().all(is_uri_char)
-        && percent_encoding_ok(value)
-        && value.matches('#').count() <= 1
+    value.chars().all(is_uri_char) && percent_encoding_ok(value) && value.matches('#').count() <= 1
 }
 
 /// RFC 6901 JSON pointer: empty, or `/`-separated tokens where `~` only escapes `0` or `1`.
@@ -366,10 +387,20 @@ mod tests {
 
     #[test]
     fn durations() {
-        for ok in ["P1Y", "P1Y2M3DT4H5M6S", "PT1S", "P2W", "P1D", "PT36H", "P1M2D"] {
+        for ok in [
+            "P1Y",
+            "P1Y2M3DT4H5M6S",
+            "PT1S",
+            "P2W",
+            "P1D",
+            "PT36H",
+            "P1M2D",
+        ] {
             assert!(is_duration(ok), "{ok}");
         }
-        for bad in ["P", "PT", "P1", "1Y", "P1S", "P1Y3D", "P2W1D", "PT1D", "P1YT"] {
+        for bad in [
+            "P", "PT", "P1", "1Y", "P1S", "P1Y3D", "P2W1D", "PT1D", "P1YT",
+        ] {
             assert!(!is_duration(bad), "{bad}");
         }
     }

@@ -10,3 +10,4 @@ pub mod error;
 pub mod formats;
 pub mod ir;
 pub mod json;
+pub mod jsonschema;

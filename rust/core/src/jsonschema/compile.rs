@@ -1,0 +1,744 @@
+//! Compiles schema documents into the node arena: finds resources and anchors, resolves every
+//! `$ref` to a node index, and pre-parses each keyword.
+//!
+//! Nodes are memoised by the address of their schema value, so the documents are never copied and
+//! reference cycles compile to index cycles.
+use ahash::{AHashMap, AHashSet};
+use serde_json::{Map, Value};
+
+use super::node::{
+    Applicators, ArrayKeywords, DynamicRef, Enumeration, Node, NodeId, NumberKeywords,
+    ObjectKeywords, Resource, Schema, StringKeywords, types,
+};
+use super::regex::Pattern;
+use super::{Options, SchemaError, meta, uri};
+use crate::formats::Format;
+use crate::json::{Instance, Number};
+
+/// Base URI of a document that has no `$id`.
+const DEFAULT_BASE: &str = "json-schema:///";
+/// Above this many properties, lookups go through a hash map instead of a linear scan.
+const PROPERTY_INDEX_THRESHOLD: usize = 12;
+/// Above this many string choices, `enum` uses a hash set.
+const ENUM_SET_THRESHOLD: usize = 8;
+
+/// The result of compilation.
+pub(crate) struct Compiled {
+    pub nodes: Vec<Node>,
+    pub resources: Vec<Resource>,
+    pub root: NodeId,
+    /// True when some `$dynamicRef` resolves dynamically, so validation tracks the scope.
+    pub dynamic: bool,
+}
+
+fn address(value: &Value) -> usize {
+    std::ptr::from_ref(value) as usize
+}
+
+/// Where every resource and anchor of the known documents lives.
+#[derive(Default)]
+struct Registry<'s> {
+    by_uri: AHashMap<String, (&'s Value, u32)>,
+    root_ids: AHashMap<usize, u32>,
+    uris: Vec<String>,
+    anchors: AHashMap<String, (&'s Value, u32)>,
+    dynamic_keys: AHashSet<String>,
+    dynamic: Vec<Vec<(String, &'s Value)>>,
+    documents: Vec<&'s Value>,
+    metaschemas_loaded: bool,
+}
+
+/// Keywords whose value is one subschema.
+const SINGLE: &[&str] = &[
+    "additionalProperties",
+    "unevaluatedProperties",
+    "items",
+    "contains",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "contentSchema",
+];
+/// Keywords whose value maps names to subschemas.
+const MAPS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "dependentSchemas",
+];
+/// Keywords whose value is an array of subschemas.
+const ARRAYS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
+
+impl<'s> Registry<'s> {
+    fn add_resource(&mut self, uri: String, root: &'s Value) -> u32 {
+        if let Some(&id) = self.root_ids.get(&address(root)) {
+            if self.uris.get(id as usize) == Some(&uri) {
+                return id;
+            }
+        }
+        let id = self.uris.len() as u32;
+        self.by_uri.entry(uri.clone()).or_insert((root, id));
+        self.root_ids.entry(address(root)).or_insert(id);
+        self.uris.push(uri);
+        self.dynamic.push(Vec::new());
+        id
+    }
+
+    fn uri(&self, id: u32) -> &str {
+        self.uris
+            .get(id as usize)
+            .map_or(DEFAULT_BASE, String::as_str)
+    }
+
+    /// Registers `document` under `base` and every `$id`, `$anchor` and `$dynamicAnchor` in it.
+    fn add_document(&mut self, base: &str, document: &'s Value) {
+        self.documents.push(document);
+        let retrieval = uri::split_fragment(base).0;
+        let canonical = match document.get("$id") {
+            Some(Value::String(id)) => uri::split_fragment(&uri::resolve(retrieval, id))
+                .0
+                .to_owned(),
+            _ => retrieval.to_owned(),
+        };
+        let root_id = self.add_resource(canonical, document);
+        self.by_uri
+            .entry(retrieval.to_owned())
+            .or_insert((document, root_id));
+        let mut stack: Vec<(&'s Value, u32)> = vec![(document, root_id)];
+        while let Some((value, mut resource)) = stack.pop() {
+            let Value::Object(object) = value else {
+                continue;
+            };
+            if let Some(Value::String(id)) = object.get("$id") {
+                if address(value) != address(document) {
+                    let resolved = uri::resolve(self.uri(resource), id);
+                    let resolved = uri::split_fragment(&resolved).0.to_owned();
+                    resource = self.add_resource(resolved, value);
+                }
+            }
+            if let Some(Value::String(name)) = object.get("$anchor") {
+                let key = format!("{}#{name}", self.uri(resource));
+                self.anchors.entry(key).or_insert((value, resource));
+            }
+            if let Some(Value::String(name)) = object.get("$dynamicAnchor") {
+                let key = format!("{}#{name}", self.uri(resource));
+                self.anchors.entry(key.clone()).or_insert((value, resource));
+                self.dynamic_keys.insert(key);
+                if let Some(list) = self.dynamic.get_mut(resource as usize) {
+                    list.push((name.clone(), value));
+                }
+            }
+            for (key, child) in object {
+                let key = key.as_str();
+                if SINGLE.contains(&key) {
+                    stack.push((child, resource));
+                } else if MAPS.contains(&key) {
+                    if let Value::Object(children) = child {
+                        stack.extend(children.values().map(|child| (child, resource)));
+                    }
+                } else if ARRAYS.contains(&key) {
+                    if let Value::Array(children) = child {
+                        stack.extend(children.iter().map(|child| (child, resource)));
+                    }
+                }
+            }
+        }
+    }
+
+    fn load_metaschemas(&mut self) {
+        if self.metaschemas_loaded {
+            return;
+        }
+        self.metaschemas_loaded = true;
+        for (uri, document) in meta::documents() {
+            self.add_document(uri, document);
+        }
+    }
+}
+
+/// Compiles `schema` (with `resources` available to `$ref`) into a node arena.
+pub(crate) fn compile(
+    schema: &Value,
+    options: &Options,
+    resources: &[(String, Value)],
+) -> Result<Compiled, SchemaError> {
+    let mut registry = Registry::default();
+    registry.add_document(DEFAULT_BASE, schema);
+    for (uri, document) in resources {
+        registry.add_document(uri, document);
+    }
+    let mut compiler = Compiler {
+        registry,
+        options,
+        nodes: Vec::new(),
+        memo: AHashMap::new(),
+        pending: Vec::new(),
+        used: Vec::new(),
+        dynamic: false,
+        validation_vocabulary: true,
+    };
+    compiler.read_vocabularies(schema);
+    let root = compiler.node_for(schema, 0);
+    compiler.drain()?;
+    let resources = compiler.compile_dynamic_anchors()?;
+    Ok(Compiled {
+        nodes: compiler.nodes,
+        resources,
+        root,
+        dynamic: compiler.dynamic,
+    })
+}
+
+struct Compiler<'s, 'o> {
+    registry: Registry<'s>,
+    options: &'o Options,
+    nodes: Vec<Node>,
+    memo: AHashMap<usize, NodeId>,
+    pending: Vec<(&'s Value, NodeId, u32)>,
+    used: Vec<bool>,
+    dynamic: bool,
+    validation_vocabulary: bool,
+}
+
+impl<'s> Compiler<'s, '_> {
+    /// Honours a custom metaschema's `$vocabulary` that leaves out the validation vocabulary.
+    fn read_vocabularies(&mut self, schema: &'s Value) {
+        let Some(Value::String(metaschema)) = schema.get("$schema") else {
+            return;
+        };
+        let (document, _) = uri::split_fragment(metaschema);
+        if document.starts_with("https://json-schema.org/") {
+            return;
+        }
+        let Some((meta, _)) = self.registry.by_uri.get(document) else {
+            return;
+        };
+        if let Some(Value::Object(vocabularies)) = meta.get("$vocabulary") {
+            self.validation_vocabulary = vocabularies
+                .keys()
+                .any(|name| name.ends_with("/vocab/validation"));
+        }
+    }
+
+    fn error(&self, at: &Value, message: impl Into<String>) -> SchemaError {
+        let pointer = self
+            .registry
+            .documents
+            .iter()
+            .find_map(|document| locate(document, address(at), &mut Vec::new(), 0))
+            .unwrap_or_default();
+        SchemaError {
+            pointer,
+            message: message.into(),
+        }
+    }
+
+    /// The node for the schema `value` of resource `resource`, compiled later if new.
+    fn node_for(&mut self, value: &'s Value, resource: u32) -> NodeId {
+        if let Some(id) = self.memo.get(&address(value)) {
+            return *id;
+        }
+        let id = self.nodes.len() as NodeId;
+        self.memo.insert(address(value), id);
+        match value {
+            Value::Bool(flag) => self.nodes.push(Node::Bool(*flag)),
+            Value::Object(object) if object.is_empty() => self.nodes.push(Node::Bool(true)),
+            _ => {
+                let resource = if value.get("$id").is_some() {
+                    self.registry
+                        .root_ids
+                        .get(&address(value))
+                        .copied()
+                        .unwrap_or(resource)
+                } else {
+                    resource
+                };
+                self.nodes.push(Node::Bool(true));
+                self.pending.push((value, id, resource));
+            }
+        }
+        id
+    }
+
+    fn drain(&mut self) -> Result<(), SchemaError> {
+        while let Some((value, id, resource)) = self.pending.pop() {
+            let index = resource as usize;
+            if self.used.len() <= index {
+                self.used.resize(index + 1, false);
+            }
+            if let Some(flag) = self.used.get_mut(index) {
+                *flag = true;
+            }
+            let node = match value {
+                Value::Object(object) => self.compile_object(object, resource)?,
+                _ => return Err(self.error(value, "a schema must be an object or a boolean")),
+            };
+            if let Some(slot) = self.nodes.get_mut(id as usize) {
+                *slot = node;
+            }
+        }
+        Ok(())
+    }
+
+    /// Compiles the `$dynamicAnchor`s of every resource in use; they may be reached only through
+    /// the dynamic scope.
+    fn compile_dynamic_anchors(&mut self) -> Result<Vec<Resource>, SchemaError> {
+        let mut resources: Vec<Resource> = Vec::new();
+        if !self.dynamic {
+            return Ok(resources);
+        }
+        let mut done = 0;
+        loop {
+            let used: Vec<usize> = self
+                .used
+                .iter()
+                .enumerate()
+                .filter_map(|(index, used)| used.then_some(index))
+                .collect();
+            if used.len() == done {
+                break;
+            }
+            done = used.len();
+            for index in used {
+                let anchors = self
+                    .registry
+                    .dynamic
+                    .get(index)
+                    .cloned()
+                    .unwrap_or_default();
+                if resources.len() <= index {
+                    resources.resize_with(index + 1, Resource::default);
+                }
+                let mut compiled = Vec::with_capacity(anchors.len());
+                for (name, value) in anchors {
+                    compiled.push((name.into_boxed_str(), self.node_for(value, index as u32)));
+                }
+                if let Some(resource) = resources.get_mut(index) {
+                    resource.dynamic_anchors = compiled;
+                }
+            }
+            self.drain()?;
+        }
+        Ok(resources)
+    }
+
+    /// Resolves a reference to its schema value and resource.
+    fn resolve(
+        &mut self,
+        at: &Value,
+        resource: u32,
+        reference: &str,
+    ) -> Result<(&'s Value, u32, String), SchemaError> {
+        let absolute = uri::resolve(self.registry.uri(resource), reference);
+        let (document, fragment) = uri::split_fragment(&absolute);
+        if !self.registry.by_uri.contains_key(document) {
+            self.registry.load_metaschemas();
+        }
+        let Some(&(root, root_resource)) = self.registry.by_uri.get(document) else {
+            return Err(self.error(at, format!("cannot resolve reference {reference:?}")));
+        };
+        if fragment.is_empty() {
+            return Ok((root, root_resource, absolute));
+        }
+        if fragment.starts_with('/') {
+            let decoded = uri::percent_decode(fragment);
+            let mut value = root;
+            let mut resource = root_resource;
+            for token in decoded.split('/').skip(1) {
+                let token = token.replace("~1", "/").replace("~0", "~");
+                let next = match value {
+                    Value::Object(object) => object.get(&token),
+                    Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
+                    _ => None,
+                };
+                let Some(next) = next else {
+                    return Err(self.error(at, format!("cannot resolve reference {reference:?}")));
+                };
+                value = next;
+                if value.get("$id").is_some() {
+                    if let Some(id) = self.registry.root_ids.get(&address(value)) {
+                        resource = *id;
+                    }
+                }
+            }
+            return Ok((value, resource, absolute));
+        }
+        match self.registry.anchors.get(&absolute) {
+            Some(&(value, resource)) => Ok((value, resource, absolute)),
+            None => Err(self.error(at, format!("cannot resolve reference {reference:?}"))),
+        }
+    }
+
+    fn subschema(&mut self, value: &'s Value, resource: u32) -> Result<NodeId, SchemaError> {
+        match value {
+            Value::Bool(_) | Value::Object(_) => Ok(self.node_for(value, resource)),
+            _ => Err(self.error(value, "a schema must be an object or a boolean")),
+        }
+    }
+
+    fn subschemas(&mut self, value: &'s Value, resource: u32) -> Result<Vec<NodeId>, SchemaError> {
+        let Value::Array(items) = value else {
+            return Err(self.error(value, "expected an array of schemas"));
+        };
+        items
+            .iter()
+            .map(|item| self.subschema(item, resource))
+            .collect()
+    }
+
+    fn count(&self, value: &Value) -> Result<u64, SchemaError> {
+        match value {
+            Value::Number(number) => number
+                .as_u64()
+                .or_else(|| {
+                    number
+                        .as_f64()
+                        .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 1.8e19)
+                        .map(|f| f as u64)
+                })
+                .ok_or_else(|| self.error(value, "expected a non-negative integer")),
+            _ => Err(self.error(value, "expected a non-negative integer")),
+        }
+    }
+
+    fn number(&self, value: &Value) -> Result<Number, SchemaError> {
+        match value {
+            Value::Number(_) => <&Value as Instance>::as_number(&value)
+                .ok_or_else(|| self.error(value, "expected a number")),
+            _ => Err(self.error(value, "expected a number")),
+        }
+    }
+
+    fn names(&self, value: &Value) -> Result<Vec<Box<str>>, SchemaError> {
+        let Value::Array(items) = value else {
+            return Err(self.error(value, "expected an array of strings"));
+        };
+        items
+            .iter()
+            .map(|item| match item {
+                Value::String(name) => Ok(name.as_str().into()),
+                _ => Err(self.error(item, "expected a string")),
+            })
+            .collect()
+    }
+
+    fn pattern(&self, at: &Value, source: &str) -> Result<Pattern, SchemaError> {
+        Pattern::new(source).map_err(|message| self.error(at, message))
+    }
+
+    fn types(&self, value: &Value) -> Result<u8, SchemaError> {
+        let one = |item: &Value| -> Result<u8, SchemaError> {
+            Ok(match item.as_str() {
+                Some("null") => types::NULL,
+                Some("boolean") => types::BOOLEAN,
+                Some("integer") => types::INTEGER,
+                Some("number") => types::NUMBER,
+                Some("string") => types::STRING,
+                Some("array") => types::ARRAY,
+                Some("object") => types::OBJECT,
+                _ => return Err(self.error(item, "unknown type name")),
+            })
+        };
+        match value {
+            Value::Array(items) => items.iter().try_fold(0, |set, item| Ok(set | one(item)?)),
+            _ => one(value),
+        }
+    }
+
+    fn compile_object(
+        &mut self,
+        object: &'s Map<String, Value>,
+        resource: u32,
+    ) -> Result<Node, SchemaError> {
+        let mut schema = Schema {
+            resource,
+            ..Schema::default()
+        };
+        let mut string = StringKeywords::default();
+        let mut number = NumberKeywords::default();
+        let mut array = ArrayKeywords::default();
+        let mut obj = ObjectKeywords::default();
+        let mut apply = Applicators::default();
+        let (mut if_, mut then_, mut else_) = (None, None, None);
+        let (mut contains_bounds, mut uses_string, mut uses_number) = ((None, None), false, false);
+        let (mut uses_array, mut uses_object, mut uses_apply) = (false, false, false);
+        let validation = self.validation_vocabulary;
+        for (key, child) in object {
+            match key.as_str() {
+                "type" if validation => schema.types = self.types(child)?,
+                "enum" if validation => {
+                    let Value::Array(values) = child else {
+                        return Err(self.error(child, "expected an array"));
+                    };
+                    let strings = (values.len() > ENUM_SET_THRESHOLD
+                        && values.iter().all(Value::is_string))
+                    .then(|| {
+                        values
+                            .iter()
+                            .filter_map(|v| v.as_str().map(Into::into))
+                            .collect()
+                    });
+                    schema.enumeration = Some(Box::new(Enumeration {
+                        values: values.clone(),
+                        strings,
+                    }));
+                }
+                "const" if validation => schema.constant = Some(Box::new(child.clone())),
+                "minLength" if validation => {
+                    string.min_length = Some(self.count(child)?);
+                    uses_string = true;
+                }
+                "maxLength" if validation => {
+                    string.max_length = Some(self.count(child)?);
+                    uses_string = true;
+                }
+                "pattern" if validation => {
+                    let Value::String(source) = child else {
+                        return Err(self.error(child, "expected a string"));
+                    };
+                    string.pattern = Some(self.pattern(child, source)?);
+                    uses_string = true;
+                }
+                "format" if self.options.assert_formats => {
+                    if let Some(format) = child.as_str().and_then(Format::from_name) {
+                        string.format = Some(format);
+                        uses_string = true;
+                    }
+                }
+                "minimum" if validation => {
+                    number.minimum = Some(self.number(child)?);
+                    uses_number = true;
+                }
+                "maximum" if validation => {
+                    number.maximum = Some(self.number(child)?);
+                    uses_number = true;
+                }
+                "exclusiveMinimum" if validation => {
+                    number.exclusive_minimum = Some(self.number(child)?);
+                    uses_number = true;
+                }
+                "exclusiveMaximum" if validation => {
+                    number.exclusive_maximum = Some(self.number(child)?);
+                    uses_number = true;
+                }
+                "multipleOf" if validation => {
+                    let divisor = self.number(child)?;
+                    if divisor.as_f64() <= 0.0 {
+                        return Err(self.error(child, "multipleOf must be greater than 0"));
+                    }
+                    number.multiple_of = Some(divisor);
+                    uses_number = true;
+                }
+                "minItems" if validation => {
+                    array.min_items = Some(self.count(child)?);
+                    uses_array = true;
+                }
+                "maxItems" if validation => {
+                    array.max_items = Some(self.count(child)?);
+                    uses_array = true;
+                }
+                "uniqueItems" if validation => {
+                    array.unique = child.as_bool().unwrap_or(false);
+                    uses_array |= array.unique;
+                }
+                "minContains" if validation => contains_bounds.0 = Some(self.count(child)?),
+                "maxContains" if validation => contains_bounds.1 = Some(self.count(child)?),
+                "prefixItems" => {
+                    array.prefix_items = self.subschemas(child, resource)?;
+                    uses_array = true;
+                }
+                "items" => {
+                    array.items = Some(self.subschema(child, resource)?);
+                    uses_array = true;
+                }
+                "contains" => {
+                    array.contains = Some(self.subschema(child, resource)?);
+                    uses_array = true;
+                }
+                "unevaluatedItems" => {
+                    array.unevaluated = Some(self.subschema(child, resource)?);
+                    uses_array = true;
+                }
+                "properties" => {
+                    let Value::Object(properties) = child else {
+                        return Err(self.error(child, "expected an object"));
+                    };
+                    for (name, subschema) in properties {
+                        let id = self.subschema(subschema, resource)?;
+                        obj.properties.push((name.as_str().into(), id));
+                    }
+                    uses_object = true;
+                }
+                "required" if validation => {
+                    obj.required = self.names(child)?;
+                    uses_object |= !obj.required.is_empty();
+                }
+                "patternProperties" => {
+                    let Value::Object(patterns) = child else {
+                        return Err(self.error(child, "expected an object"));
+                    };
+                    for (source, subschema) in patterns {
+                        let pattern = self.pattern(subschema, source)?;
+                        let id = self.subschema(subschema, resource)?;
+                        obj.pattern_properties.push((pattern, id));
+                    }
+                    uses_object = true;
+                }
+                "additionalProperties" => {
+                    obj.additional = Some(self.subschema(child, resource)?);
+                    uses_object = true;
+                }
+                "propertyNames" => {
+                    obj.property_names = Some(self.subschema(child, resource)?);
+                    uses_object = true;
+                }
+                "unevaluatedProperties" => {
+                    obj.unevaluated = Some(self.subschema(child, resource)?);
+                    uses_object = true;
+                }
+                "minProperties" if validation => {
+                    obj.min_properties = Some(self.count(child)?);
+                    uses_object = true;
+                }
+                "maxProperties" if validation => {
+                    obj.max_properties = Some(self.count(child)?);
+                    uses_object = true;
+                }
+                "dependentRequired" if validation => {
+                    let Value::Object(dependencies) = child else {
+                        return Err(self.error(child, "expected an object"));
+                    };
+                    for (name, required) in dependencies {
+                        obj.dependent_required
+                            .push((name.as_str().into(), self.names(required)?));
+                    }
+                    uses_object = true;
+                }
+                "dependentSchemas" => {
+                    let Value::Object(dependencies) = child else {
+                        return Err(self.error(child, "expected an object"));
+                    };
+                    for (name, subschema) in dependencies {
+                        let id = self.subschema(subschema, resource)?;
+                        obj.dependent_schemas.push((name.as_str().into(), id));
+                    }
+                    uses_object = true;
+                }
+                "allOf" => {
+                    apply.all_of = self.subschemas(child, resource)?;
+                    uses_apply = true;
+                }
+                "anyOf" => {
+                    apply.any_of = self.subschemas(child, resource)?;
+                    uses_apply = true;
+                }
+                "oneOf" => {
+                    apply.one_of = self.subschemas(child, resource)?;
+                    uses_apply = true;
+                }
+                "not" => {
+                    apply.not = Some(self.subschema(child, resource)?);
+                    uses_apply = true;
+                }
+                "if" => if_ = Some(self.subschema(child, resource)?),
+                "then" => then_ = Some(self.subschema(child, resource)?),
+                "else" => else_ = Some(self.subschema(child, resource)?),
+                "$ref" => {
+                    let Value::String(reference) = child else {
+                        return Err(self.error(child, "$ref must be a string"));
+                    };
+                    let (target, target_resource, _) = self.resolve(child, resource, reference)?;
+                    apply.reference = Some(self.subschema(target, target_resource)?);
+                    uses_apply = true;
+                }
+                "$dynamicRef" => {
+                    let Value::String(reference) = child else {
+                        return Err(self.error(child, "$dynamicRef must be a string"));
+                    };
+                    let (target, target_resource, absolute) =
+                        self.resolve(child, resource, reference)?;
+                    let node = self.subschema(target, target_resource)?;
+                    let fragment = uri::split_fragment(&absolute).1;
+                    let anchor = (!fragment.is_empty()
+                        && !fragment.starts_with('/')
+                        && self.registry.dynamic_keys.contains(&absolute))
+                    .then(|| fragment.into());
+                    self.dynamic |= anchor.is_some();
+                    apply.dynamic_reference = Some(DynamicRef {
+                        target: node,
+                        anchor,
+                    });
+                    uses_apply = true;
+                }
+                _ => {}
+            }
+        }
+        if let Some(condition) = if_ {
+            // Kept even without `then`/`else`: its annotations still count for `unevaluated*`.
+            apply.if_ = Some(condition);
+            apply.then_ = then_;
+            apply.else_ = else_;
+            uses_apply = true;
+        }
+        if array.contains.is_some() {
+            array.min_contains = contains_bounds.0;
+            array.max_contains = contains_bounds.1;
+        }
+        if obj.properties.len() > PROPERTY_INDEX_THRESHOLD {
+            obj.property_index = Some(obj.properties.iter().cloned().collect());
+        }
+        schema.string = uses_string.then(|| Box::new(string));
+        schema.number = uses_number.then(|| Box::new(number));
+        schema.array = uses_array.then(|| Box::new(array));
+        schema.object = uses_object.then(|| Box::new(obj));
+        schema.apply = uses_apply.then(|| Box::new(apply));
+        let empty = schema.types == 0
+            && schema.enumeration.is_none()
+            && schema.constant.is_none()
+            && schema.string.is_none()
+            && schema.number.is_none()
+            && schema.array.is_none()
+            && schema.object.is_none()
+            && schema.apply.is_none();
+        Ok(if empty {
+            Node::Bool(true)
+        } else {
+            Node::Schema(Box::new(schema))
+        })
+    }
+}
+
+/// The JSON pointer of the value at `target` inside `value`, searched depth first.
+fn locate(value: &Value, target: usize, path: &mut Vec<String>, depth: usize) -> Option<String> {
+    if address(value) == target {
+        return Some(crate::error::json_pointer(
+            &path
+                .iter()
+                .map(|key| crate::error::PathItem::Key(key.as_str().into()))
+                .collect::<Vec<_>>(),
+        ));
+    }
+    if depth > 512 {
+        return None;
+    }
+    let children: Vec<(String, &Value)> = match value {
+        Value::Object(object) => object.iter().map(|(k, v)| (k.clone(), v)).collect(),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i.to_string(), v))
+            .collect(),
+        _ => return None,
+    };
+    for (key, child) in children {
+        path.push(key);
+        if let Some(found) = locate(child, target, path, depth + 1) {
+            return Some(found);
+        }
+        path.pop();
+    }
+    None
+}

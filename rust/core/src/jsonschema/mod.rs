@@ -1,0 +1,201 @@
+//! A compiled JSON Schema draft 2020-12 validator, generic over [`Instance`] so the same compiled
+//! schema checks `serde_json` values and foreign (Python) values in place.
+//!
+//! Compilation turns the schema into an arena of nodes with every keyword pre-parsed and every
+//! `$ref` resolved to an index; validation walks that arena without allocating on success.
+//!
+//! Error conventions: each [`LineError`] carries the path of the offending value. A missing
+//! required property is reported at the object's path with `expected` naming the property
+//! (`property "city"`); an unexpected or unevaluated property at the property's own path. When no
+//! branch of `anyOf`/`oneOf` matches, one `no_match` error is reported at the value, followed by
+//! the errors of the only branch whose `type` admits the value, if there is exactly one.
+mod annotations;
+mod array;
+mod compile;
+mod describe;
+mod meta;
+mod node;
+mod number;
+mod object;
+mod regex;
+mod string;
+mod uri;
+mod validate;
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::{Limits, LineError, Path};
+use crate::json::Instance;
+use compile::Compiled;
+use validate::{Ctx, validate_node};
+
+/// How a schema is compiled and applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options {
+    /// Accept strings that read as the integer, number or boolean the schema wants (`"5"`).
+    pub lenient: bool,
+    /// Treat `format` as an assertion rather than an annotation.
+    pub assert_formats: bool,
+    /// Depth and error-count limits applied while validating.
+    pub limits: Limits,
+}
+
+/// A schema that cannot be compiled: where (JSON pointer into the schema) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaError {
+    /// JSON pointer to the offending part of the schema (`""` for the root).
+    pub pointer: String,
+    /// What is wrong there.
+    pub message: String,
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.pointer.is_empty() {
+            write!(f, "invalid schema: {}", self.message)
+        } else {
+            write!(f, "invalid schema at {}: {}", self.pointer, self.message)
+        }
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
+/// A string read as another type in lenient mode: where, and the value it became.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Coercion {
+    /// Path of the string in the instance.
+    pub path: Path,
+    /// The number or boolean it was read as.
+    pub value: Value,
+}
+
+/// A compiled schema, cheap to clone and share between threads.
+#[derive(Clone)]
+pub struct SchemaValidator {
+    compiled: Arc<Compiled>,
+    options: Options,
+}
+
+impl fmt::Debug for SchemaValidator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SchemaValidator")
+            .field("nodes", &self.compiled.nodes.len())
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl SchemaValidator {
+    /// Compiles `schema`; every `$ref` must resolve inside it (or to the 2020-12 metaschemas).
+    pub fn compile(schema: &Value, options: Options) -> Result<Self, SchemaError> {
+        Self::compile_with_resources(schema, options, &[])
+    }
+
+    /// Compiles `schema` with other documents available to `$ref` by absolute URI.
+    pub fn compile_with_resources(
+        schema: &Value,
+        options: Options,
+        resources: &[(String, Value)],
+    ) -> Result<Self, SchemaError> {
+        let compiled = compile::compile(schema, &options, resources)?;
+        Ok(Self {
+            compiled: Arc::new(compiled),
+            options,
+        })
+    }
+
+    /// The options the validator was compiled with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    fn context(&self, collect: bool) -> Ctx<'_> {
+        let limits = &self.options.limits;
+        Ctx {
+            nodes: &self.compiled.nodes,
+            resources: &self.compiled.resources,
+            lenient: self.options.lenient,
+            max_depth: u32::from(limits.max_depth),
+            max_errors: limits.max_errors.max(1),
+            collect,
+            record: false,
+            coerced: false,
+            stop: false,
+            track_scope: self.compiled.dynamic,
+            depth: 0,
+            calls: 0,
+            scope: Vec::new(),
+            errors: Vec::new(),
+            coercions: Vec::new(),
+        }
+    }
+
+    /// Runs one walk and returns its context; `root_check` guards a too-deep root container.
+    fn run<'s, I: Instance>(
+        &'s self,
+        instance: &I,
+        collect: bool,
+        record: bool,
+    ) -> (bool, Ctx<'s>) {
+        let mut ctx = self.context(collect);
+        ctx.record = record;
+        let valid = validate_node(&mut ctx, self.compiled.root, instance);
+        for error in &mut ctx.errors {
+            error.path.reverse();
+        }
+        for coercion in &mut ctx.coercions {
+            coercion.path.reverse();
+        }
+        (valid, ctx)
+    }
+
+    /// True when `instance` is valid; stops at the first failure and allocates nothing on success.
+    pub fn is_valid<I: Instance>(&self, instance: &I) -> bool {
+        self.run(instance, false, false).0
+    }
+
+    /// Every error (up to `limits.max_errors`), or `Ok` when `instance` is valid.
+    pub fn validate<I: Instance>(&self, instance: &I) -> Result<(), Vec<LineError>> {
+        if self.is_valid(instance) {
+            return Ok(());
+        }
+        let (_, ctx) = self.run(instance, true, false);
+        Err(non_empty(ctx.errors, instance))
+    }
+
+    /// Like [`validate`](Self::validate), also returning every string read as a number, integer
+    /// or boolean (only ever non-empty when `options.lenient` is set).
+    pub fn validate_lenient<I: Instance>(
+        &self,
+        instance: &I,
+    ) -> Result<Vec<Coercion>, Vec<LineError>> {
+        let (valid, fast) = self.run(instance, false, false);
+        if valid && !fast.coerced {
+            return Ok(Vec::new());
+        }
+        let (_, ctx) = self.run(instance, true, true);
+        if valid {
+            Ok(ctx.coercions)
+        } else {
+            Err(non_empty(ctx.errors, instance))
+        }
+    }
+}
+
+/// An invalid instance always gets at least one error, even if the failing check was one that
+/// only runs quietly (e.g. the evaluation budget inside a `not`).
+fn non_empty<I: Instance>(mut errors: Vec<LineError>, instance: &I) -> Vec<LineError> {
+    if errors.is_empty() {
+        errors.push(LineError::new(
+            crate::error::ErrorCode::InvalidValue,
+            Vec::new(),
+            "a value valid against the schema",
+            describe::describe(instance),
+        ));
+    }
+    errors
+}

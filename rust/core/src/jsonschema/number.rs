@@ -1,0 +1,214 @@
+//! Numeric bounds and `multipleOf`, exact across integer and float representations.
+use std::cmp::Ordering;
+
+use super::describe::{describe, number_text};
+use super::node::NumberKeywords;
+use super::validate::{Ctx, fail};
+use crate::error::ErrorCode;
+use crate::json::{Instance, Number};
+
+/// Validates a number against the numeric keywords.
+pub(crate) fn validate<I: Instance>(
+    ctx: &mut Ctx<'_>,
+    keywords: &NumberKeywords,
+    instance: &I,
+) -> bool {
+    let Some(value) = instance.as_number() else {
+        return true;
+    };
+    let mut valid = true;
+    if let Some(minimum) = keywords.minimum {
+        if compare(value, minimum) == Some(Ordering::Less) {
+            fail!(
+                ctx,
+                valid,
+                ErrorCode::NumberTooSmall,
+                format!("at least {}", number_text(minimum)),
+                describe(instance)
+            );
+        }
+    }
+    if let Some(minimum) = keywords.exclusive_minimum {
+        if compare(value, minimum) != Some(Ordering::Greater) {
+            fail!(
+                ctx,
+                valid,
+                ErrorCode::NumberTooSmall,
+                format!("greater than {}", number_text(minimum)),
+                describe(instance)
+            );
+        }
+    }
+    if let Some(maximum) = keywords.maximum {
+        if compare(value, maximum) == Some(Ordering::Greater) {
+            fail!(
+                ctx,
+                valid,
+                ErrorCode::NumberTooLarge,
+                format!("at most {}", number_text(maximum)),
+                describe(instance)
+            );
+        }
+    }
+    if let Some(maximum) = keywords.exclusive_maximum {
+        if compare(value, maximum) != Some(Ordering::Less) {
+            fail!(
+                ctx,
+                valid,
+                ErrorCode::NumberTooLarge,
+                format!("less than {}", number_text(maximum)),
+                describe(instance)
+            );
+        }
+    }
+    if let Some(divisor) = keywords.multiple_of {
+        if !is_multiple(value, divisor) {
+            fail!(
+                ctx,
+                valid,
+                ErrorCode::NotMultipleOf,
+                format!("a multiple of {}", number_text(divisor)),
+                describe(instance)
+            );
+        }
+    }
+    valid
+}
+
+/// Exact ordering of two JSON numbers (`None` only for NaN).
+pub(crate) fn compare(left: Number, right: Number) -> Option<Ordering> {
+    match (left, right) {
+        (Number::I64(a), Number::I64(b)) => Some(a.cmp(&b)),
+        (Number::U64(a), Number::U64(b)) => Some(a.cmp(&b)),
+        (Number::I64(a), Number::U64(b)) => Some(i128::from(a).cmp(&i128::from(b))),
+        (Number::U64(a), Number::I64(b)) => Some(i128::from(a).cmp(&i128::from(b))),
+        (Number::F64(a), Number::F64(b)) => a.partial_cmp(&b),
+        (Number::F64(a), other) => compare_float_int(a, int_of(other)),
+        (other, Number::F64(b)) => compare_float_int(b, int_of(other)).map(Ordering::reverse),
+    }
+}
+
+fn int_of(number: Number) -> i128 {
+    match number {
+        Number::I64(value) => i128::from(value),
+        Number::U64(value) => i128::from(value),
+        Number::F64(value) => value as i128,
+    }
+}
+
+fn compare_float_int(float: f64, integer: i128) -> Option<Ordering> {
+    if float.is_nan() {
+        return None;
+    }
+    // Every i64/u64 fits in i128 and every float of that magnitude is integral, so comparing the
+    // floor exactly in i128 is exact; beyond it the float decides.
+    if float >= 1.7e38 {
+        return Some(Ordering::Greater);
+    }
+    if float <= -1.7e38 {
+        return Some(Ordering::Less);
+    }
+    let floor = float.floor();
+    match (floor as i128).cmp(&integer) {
+        Ordering::Equal if float > floor => Some(Ordering::Greater),
+        ordering => Some(ordering),
+    }
+}
+
+/// A finite decimal `digits * 10^exponent`, exact for every float's shortest representation.
+struct Decimal {
+    digits: u128,
+    exponent: i32,
+}
+
+fn decimal(value: f64) -> Option<Decimal> {
+    if !value.is_finite() {
+        return None;
+    }
+    // `{:e}` prints the shortest round-trip digits, e.g. `7.5e-3`.
+    let mut buffer = [0u8; 40];
+    let text = format_exp(value.abs(), &mut buffer)?;
+    let (mantissa, exponent) = text.split_once('e')?;
+    let mut exponent: i32 = exponent.parse().ok()?;
+    let mut digits: u128 = 0;
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    for byte in whole.bytes().chain(fraction.bytes()) {
+        digits = digits
+            .checked_mul(10)?
+            .checked_add(u128::from(byte - b'0'))?;
+    }
+    exponent -= fraction.len() as i32;
+    Some(Decimal { digits, exponent })
+}
+
+fn format_exp(value: f64, buffer: &mut [u8; 40]) -> Option<&str> {
+    use std::io::Write;
+    let mut cursor = std::io::Cursor::new(&mut buffer[..]);
+    write!(cursor, "{value:e}").ok()?;
+    let end = cursor.position() as usize;
+    std::str::from_utf8(buffer.get(..end)?).ok()
+}
+
+/// True when `value` is an integer multiple of `divisor` (which is positive).
+pub(crate) fn is_multiple(value: Number, divisor: Number) -> bool {
+    let integer = |n: Number| match n {
+        Number::I64(v) => Some(i128::from(v)),
+        Number::U64(v) => Some(i128::from(v)),
+        Number::F64(_) => None,
+    };
+    if let (Some(v), Some(d)) = (integer(value), integer(divisor)) {
+        return d != 0 && v % d == 0;
+    }
+    let (v, d) = (value.as_f64(), divisor.as_f64());
+    if v == 0.0 {
+        return true;
+    }
+    if let (Some(v), Some(d)) = (decimal(v), decimal(d)) {
+        if d.digits == 0 {
+            return false;
+        }
+        // Scale both to the smaller exponent; fall back to floats if that overflows.
+        let shift = |x: &Decimal, to: i32| -> Option<u128> {
+            let by = u32::try_from(x.exponent - to).ok()?;
+            x.digits.checked_mul(10u128.checked_pow(by)?)
+        };
+        let base = v.exponent.min(d.exponent);
+        if let (Some(sv), Some(sd)) = (shift(&v, base), shift(&d, base)) {
+            return sv % sd == 0;
+        }
+    }
+    let quotient = v / d;
+    quotient.is_finite() && quotient.fract() == 0.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multiples() {
+        assert!(is_multiple(Number::F64(0.0075), Number::F64(0.0001)));
+        assert!(!is_multiple(Number::F64(0.00751), Number::F64(0.0001)));
+        assert!(is_multiple(Number::F64(4.5), Number::F64(1.5)));
+        assert!(!is_multiple(Number::I64(35), Number::F64(1.5)));
+        assert!(!is_multiple(Number::F64(1e308), Number::F64(0.123456789)));
+        assert!(is_multiple(Number::I64(12_391_239_123), Number::F64(1e-8)));
+        assert!(is_multiple(Number::I64(10), Number::I64(5)));
+    }
+
+    #[test]
+    fn ordering() {
+        assert_eq!(
+            compare(Number::F64(1.5), Number::I64(1)),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            compare(Number::I64(-1), Number::U64(u64::MAX)),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            compare(Number::F64(2.0), Number::U64(2)),
+            Some(Ordering::Equal)
+        );
+    }
+}

@@ -1,0 +1,214 @@
+//! The object keywords: `properties`, `patternProperties`, `additionalProperties`, `required`,
+//! `propertyNames`, property counts and dependencies.
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use super::node::{Node, ObjectKeywords};
+use super::validate::{Ctx, Step, check, fail, fail_at, validate_node};
+use crate::error::{ErrorCode, describe_str};
+use crate::json::{Instance, Kind, Number};
+
+/// Names of allowed properties listed in an `unexpected_property` error before `...`.
+const MAX_NAMES: usize = 8;
+
+fn properties_text(count: u64) -> String {
+    if count == 1 {
+        "1 property".to_owned()
+    } else {
+        format!("{count} properties")
+    }
+}
+
+/// `property "name"`, bounded like other renderings.
+pub(crate) fn property_text(name: &str) -> String {
+    describe_str(name).replacen("string", "property", 1)
+}
+
+/// What an object with `additionalProperties: false` allows.
+fn allowed_names(keywords: &ObjectKeywords) -> String {
+    if keywords.properties.is_empty() {
+        return "no other properties".to_owned();
+    }
+    let mut out = String::from("one of the properties ");
+    for (index, (name, _)) in keywords.properties.iter().enumerate() {
+        if index == MAX_NAMES {
+            out.push_str(", ...");
+            break;
+        }
+        if index > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&describe_str(name)["string ".len()..]);
+    }
+    out
+}
+
+/// Validates an object against the object keywords (not `unevaluatedProperties`).
+///
+/// A missing required property is reported at the object's path, with `expected` naming the
+/// property (`property "city"`); an unexpected property is reported at the property's own path.
+pub(crate) fn validate<I: Instance>(
+    ctx: &mut Ctx<'_>,
+    keywords: &ObjectKeywords,
+    instance: &I,
+) -> bool {
+    let mut valid = true;
+    let count = instance.object_len().unwrap_or(0);
+    if let Some(min) = keywords.min_properties {
+        if (count as u64) < min {
+            fail!(
+                ctx,
+                valid,
+                ErrorCode::TooFewProperties,
+                format!("at least {}", properties_text(min)),
+                format!("object with {}", properties_text(count as u64))
+            );
+        }
+    }
+    if let Some(max) = keywords.max_properties {
+        if count as u64 > max {
+            fail!(
+                ctx,
+                valid,
+                ErrorCode::TooManyProperties,
+                format!("at most {}", properties_text(max)),
+                format!("object with {}", properties_text(count as u64))
+            );
+        }
+    }
+    for name in &keywords.required {
+        if instance.object_get(name).is_none() {
+            fail!(
+                ctx,
+                valid,
+                ErrorCode::MissingProperty,
+                property_text(name),
+                "object without it"
+            );
+        }
+    }
+    for (name, dependencies) in &keywords.dependent_required {
+        if instance.object_get(name).is_none() {
+            continue;
+        }
+        for dependency in dependencies {
+            if instance.object_get(dependency).is_none() {
+                fail!(
+                    ctx,
+                    valid,
+                    ErrorCode::DependencyMissing,
+                    format!(
+                        "{} (required when {} is present)",
+                        property_text(dependency),
+                        property_text(name)
+                    ),
+                    "object without it"
+                );
+            }
+        }
+    }
+    let walk_instance = keywords.iterates_instance()
+        || keywords.property_names.is_some()
+        || count < keywords.properties.len();
+    if walk_instance {
+        let forbid_additional = keywords
+            .additional
+            .is_some_and(|id| matches!(ctx.node(id), Some(Node::Bool(false))));
+        for (key, value) in instance.object_items() {
+            let key = key.as_ref();
+            if let Some(names) = keywords.property_names {
+                let name = NameInstance(key);
+                if !ctx.quietly(|ctx| validate_node(ctx, names, &name)) {
+                    fail_at!(
+                        ctx,
+                        valid,
+                        Step::Key(key),
+                        ErrorCode::InvalidPropertyName,
+                        "a name allowed by `propertyNames`",
+                        property_text(key)
+                    );
+                }
+            }
+            let mut matched = false;
+            if let Some(id) = keywords.property(key) {
+                matched = true;
+                check!(ctx, valid, ctx.child(Step::Key(key), id, &value));
+            }
+            for (pattern, id) in &keywords.pattern_properties {
+                if pattern.is_match(key) {
+                    matched = true;
+                    check!(ctx, valid, ctx.child(Step::Key(key), *id, &value));
+                }
+            }
+            if matched {
+                continue;
+            }
+            if let Some(additional) = keywords.additional {
+                if forbid_additional {
+                    fail_at!(
+                        ctx,
+                        valid,
+                        Step::Key(key),
+                        ErrorCode::UnexpectedProperty,
+                        allowed_names(keywords),
+                        property_text(key)
+                    );
+                } else {
+                    check!(ctx, valid, ctx.child(Step::Key(key), additional, &value));
+                }
+            }
+        }
+    } else {
+        for (name, id) in &keywords.properties {
+            if let Some(value) = instance.object_get(name) {
+                check!(ctx, valid, ctx.child(Step::Key(name), *id, &value));
+            }
+        }
+    }
+    for (name, id) in &keywords.dependent_schemas {
+        if instance.object_get(name).is_some() {
+            check!(ctx, valid, validate_node(ctx, *id, instance));
+        }
+    }
+    valid
+}
+
+/// A property name seen as a JSON string, for `propertyNames`, without copying it.
+#[derive(Clone, Copy)]
+pub(crate) struct NameInstance<'k>(pub &'k str);
+
+impl Instance for NameInstance<'_> {
+    type Key = String;
+
+    fn kind(&self) -> Kind {
+        Kind::String
+    }
+    fn as_bool(&self) -> Option<bool> {
+        None
+    }
+    fn as_number(&self) -> Option<Number> {
+        None
+    }
+    fn as_str(&self) -> Option<Cow<'_, str>> {
+        Some(Cow::Borrowed(self.0))
+    }
+    fn array_len(&self) -> Option<usize> {
+        None
+    }
+    fn array_items(&self) -> impl Iterator<Item = Self> + '_ {
+        std::iter::empty()
+    }
+    fn object_len(&self) -> Option<usize> {
+        None
+    }
+    fn object_get(&self, _key: &str) -> Option<Self> {
+        None
+    }
+    fn object_items(&self) -> impl Iterator<Item = (Self::Key, Self)> + '_ {
+        std::iter::empty()
+    }
+    fn to_value(&self) -> Value {
+        Value::String(self.0.to_owned())
+    }
+}

@@ -1,0 +1,82 @@
+//! `minLength`, `maxLength` (in code points), `pattern` and asserted `format`.
+use super::describe::describe;
+use super::node::StringKeywords;
+use super::validate::{Ctx, fail};
+use crate::error::{ErrorCode, describe_str};
+use crate::json::Instance;
+
+/// Validates a string value against the string keywords.
+pub(crate) fn validate<I: Instance>(
+    ctx: &mut Ctx<'_>,
+    keywords: &StringKeywords,
+    instance: &I,
+) -> bool {
+    let Some(text) = instance.as_str() else {
+        return true;
+    };
+    let mut valid = true;
+    if keywords.min_length.is_some() || keywords.max_length.is_some() {
+        // Byte length bounds the code point count from above, so short strings skip counting.
+        let bytes = text.len() as u64;
+        let needs_count = keywords.min_length.is_some_and(|min| bytes >= min)
+            || keywords.max_length.is_some_and(|max| bytes > max);
+        let length = if needs_count {
+            text.chars().count() as u64
+        } else {
+            bytes
+        };
+        if let Some(min) = keywords.min_length {
+            if length < min {
+                fail!(
+                    ctx,
+                    valid,
+                    ErrorCode::StringTooShort,
+                    format!("at least {min} character{}", plural(min)),
+                    format!(
+                        "{} ({length} character{})",
+                        describe_str(&text),
+                        plural(length)
+                    )
+                );
+            }
+        }
+        if let Some(max) = keywords.max_length {
+            if length > max {
+                fail!(
+                    ctx,
+                    valid,
+                    ErrorCode::StringTooLong,
+                    format!("at most {max} character{}", plural(max)),
+                    format!("{} ({length} characters)", describe_str(&text))
+                );
+            }
+        }
+    }
+    if let Some(pattern) = &keywords.pattern {
+        if !pattern.is_match(&text) {
+            fail!(
+                ctx,
+                valid,
+                ErrorCode::PatternMismatch,
+                format!("matching {}", pattern.source),
+                describe(instance)
+            );
+        }
+    }
+    if let Some(format) = keywords.format {
+        if !format.check(&text) {
+            fail!(
+                ctx,
+                valid,
+                ErrorCode::InvalidFormat,
+                format.name(),
+                describe(instance)
+            );
+        }
+    }
+    valid
+}
+
+fn plural(count: u64) -> &'static str {
+    if count == 1 { "" } else { "s" }
+}
