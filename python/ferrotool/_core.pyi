@@ -55,9 +55,9 @@ class TypedValidator:
         max_bytes: int = 8388608,
         max_errors: int = 20,
     ) -> TypedValidator: ...
-    def validate_json(self, data: str | bytes, /) -> dict[str, object]:
+    def validate_json(self, data: str | bytes, /) -> object:
         """Parse and validate raw JSON in one pass; return the typed value."""
-    def validate_python(self, data: object, /) -> dict[str, object]:
+    def validate_python(self, data: object, /) -> object:
         """Validate an already parsed value; return the typed value."""
     def call_json(self, data: str | bytes, /) -> object:
         """Validate raw JSON arguments and call the function with them."""
@@ -69,6 +69,57 @@ class TypedValidator:
     def max_bytes(self) -> int: ...
     @property
     def max_errors(self) -> int: ...
+
+@final
+class JsonSchemaValidator:
+    """A compiled JSON Schema (draft 2020-12) validating JSON-like Python values or raw JSON.
+
+    Supports the whole 2020-12 vocabulary of the JSON Schema Test Suite's required tests
+    (``$ref``, ``$dynamicRef``, ``unevaluatedProperties``, ECMA-262 patterns, ...). ``format``
+    is an annotation unless ``assert_formats`` is true. JSON semantics: ``"5"`` is not an
+    integer unless ``lenient`` is true; ``1.0`` is an integer; ``True`` is not a number.
+    ``dict`` is an object, ``list`` and ``tuple`` are arrays.
+
+    Args:
+        schema: The schema as a dict or bool, or as JSON text (``str`` or ``bytes``).
+        resources: Other schema documents by absolute URI, for ``$ref`` to them.
+        lenient: Accept strings that read as the integer, number or boolean wanted.
+        assert_formats: Check ``format`` (date-time, date, time, duration, uuid, email, ipv4,
+            ipv6, hostname, uri, regex) instead of treating it as an annotation.
+        max_depth: Deepest nesting accepted (``nesting_too_deep`` beyond).
+        max_bytes: Largest raw JSON accepted by the ``*_json`` methods (``input_too_large``).
+        max_errors: Errors collected before validation stops.
+
+    Raises:
+        ValueError: The schema is invalid (a bad regex, an unresolvable ``$ref``...); the
+            message gives the JSON Pointer of the offending part.
+    """
+
+    def __new__(
+        cls,
+        schema: object,
+        *,
+        resources: Mapping[str, object] | None = None,
+        lenient: bool = False,
+        assert_formats: bool = False,
+        max_depth: int = 128,
+        max_bytes: int = 8388608,
+        max_errors: int = 20,
+    ) -> JsonSchemaValidator: ...
+    def is_valid(self, instance: object, /) -> bool:
+        """Return whether the value is valid, stopping at the first problem."""
+    def validate(self, instance: object, /) -> None:
+        """Raise `ValidationError` listing every problem (up to ``max_errors``)."""
+    def errors(self, instance: object, /) -> tuple[ErrorDetail, ...]:
+        """Return every problem found (up to ``max_errors``); empty when valid."""
+    def validate_json(self, data: str | bytes, /) -> object:
+        """Parse raw JSON, validate it and return the parsed value (coerced when lenient)."""
+    def is_valid_json(self, data: str | bytes, /) -> bool:
+        """Return whether raw JSON parses and is valid."""
+    @property
+    def lenient(self) -> bool: ...
+    @property
+    def assert_formats(self) -> bool: ...
 
 def derive_schema(ir: bytes, /) -> bytes:
     """Derive the JSON Schema (draft 2020-12) of a type IR document, as JSON bytes."""

@@ -90,8 +90,11 @@ pub(crate) fn validation_error(py: Python<'_>, errors: Vec<LineError>) -> PyErr 
     }
 }
 
-fn build_validation_error(py: Python<'_>, errors: Vec<LineError>) -> PyResult<PyErr> {
-    let summary = summarize(&errors);
+/// The `ErrorDetail` values of a list of line errors.
+pub(crate) fn error_details(
+    py: Python<'_>,
+    errors: Vec<LineError>,
+) -> PyResult<Bound<'_, PyTuple>> {
     let details: Vec<Bound<'_, ErrorDetail>> = errors
         .into_iter()
         .map(|error| {
@@ -106,10 +109,15 @@ fn build_validation_error(py: Python<'_>, errors: Vec<LineError>) -> PyResult<Py
             )
         })
         .collect::<PyResult<_>>()?;
+    PyTuple::new(py, details)
+}
+
+fn build_validation_error(py: Python<'_>, errors: Vec<LineError>) -> PyResult<PyErr> {
+    let summary = summarize(&errors);
     let exception = ValidationError::new_err(summary);
     exception
         .value(py)
-        .setattr("errors", PyTuple::new(py, details)?)?;
+        .setattr("errors", error_details(py, errors)?)?;
     Ok(exception)
 }
 

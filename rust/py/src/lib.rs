@@ -1,5 +1,7 @@
 //! `ferrotool._core`: the only place where PyO3 appears.
 mod errors;
+mod instance;
+mod schema_validator;
 mod typed;
 
 use pyo3::prelude::*;
@@ -13,5 +15,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<errors::ErrorDetail>()?;
     m.add_class::<typed::TypedValidator>()?;
+    m.add_class::<schema_validator::PySchemaValidator>()?;
     Ok(())
 }

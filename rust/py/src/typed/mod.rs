@@ -16,6 +16,8 @@ use crate::errors::validation_error;
 use build::{Context, Engine};
 use source::{Fatal, Stream, Tree};
 
+pub(crate) use convert::value_to_python;
+
 /// Validates input against a derived type and builds typed Python values.
 #[pyclass(module = "ferrotool._core", frozen)]
 pub(crate) struct TypedValidator {
@@ -69,6 +71,24 @@ pub(crate) fn json_error(
             "{error_type} at line {} column {}",
             stream_position.line, stream_position.column
         ),
+    )
+}
+
+/// The `invalid_json` error for a `serde_json` parse failure.
+pub(crate) fn json_error_message(error: &serde_json::Error) -> LineError {
+    if error.to_string().contains("recursion limit") {
+        return LineError::new(
+            ErrorCode::NestingTooDeep,
+            Vec::new(),
+            "less deeply nested JSON",
+            "deeper nesting",
+        );
+    }
+    LineError::new(
+        ErrorCode::InvalidJson,
+        Vec::new(),
+        "valid JSON",
+        format!("{error}"),
     )
 }
 

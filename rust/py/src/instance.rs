@@ -1,0 +1,198 @@
+//! Python objects read as JSON in place, for the JSON Schema validator.
+use std::borrow::Cow;
+
+use ferrotool_core::json::{Instance, Kind, Number};
+use pyo3::prelude::*;
+use pyo3::types::dict::BoundDictIterator;
+use pyo3::types::list::BoundListIterator;
+use pyo3::types::tuple::BoundTupleIterator;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::Value;
+
+/// A Python value seen as JSON: `dict` is an object, `list` and `tuple` are arrays, `bool` is not
+/// a number. Anything else is `Kind::Other`, which matches no JSON type.
+#[derive(Clone)]
+pub(crate) struct PyInstance<'py>(pub(crate) Bound<'py, PyAny>);
+
+/// An object key, readable as `&str`.
+pub(crate) enum PyKey<'py> {
+    Str(Bound<'py, PyString>),
+    /// A key that is not a valid UTF-8 `str` (a surrogate, or not a string at all), rendered.
+    Text(String),
+}
+
+impl AsRef<str> for PyKey<'_> {
+    fn as_ref(&self) -> &str {
+        match self {
+            Self::Str(text) => text.to_str().unwrap_or(""),
+            Self::Text(text) => text,
+        }
+    }
+}
+
+fn key<'py>(value: Bound<'py, PyAny>) -> PyKey<'py> {
+    match value.cast_into::<PyString>() {
+        Ok(text) if text.to_str().is_ok() => PyKey::Str(text),
+        Ok(text) => PyKey::Text(text.to_string_lossy().into_owned()),
+        Err(error) => PyKey::Text(error.into_inner().to_string()),
+    }
+}
+
+/// The items of a `list` or a `tuple`.
+pub(crate) enum Items<'py> {
+    List(BoundListIterator<'py>),
+    Tuple(BoundTupleIterator<'py>),
+    Empty,
+}
+
+impl<'py> Iterator for Items<'py> {
+    type Item = PyInstance<'py>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Self::List(items) => items.next().map(PyInstance),
+            Self::Tuple(items) => items.next().map(PyInstance),
+            Self::Empty => None,
+        }
+    }
+}
+
+impl<'py> Instance for PyInstance<'py> {
+    type Key = PyKey<'py>;
+
+    fn kind(&self) -> Kind {
+        let value = &self.0;
+        if value.is_instance_of::<PyString>() {
+            Kind::String
+        } else if value.is_instance_of::<PyBool>() {
+            Kind::Bool
+        } else if value.is_instance_of::<PyInt>() {
+            Kind::Integer
+        } else if let Ok(number) = value.cast::<PyFloat>() {
+            let number = number.value();
+            if !number.is_finite() {
+                Kind::Other
+            } else if number.fract() == 0.0 {
+                Kind::Integer
+            } else {
+                Kind::Number
+            }
+        } else if value.is_none() {
+            Kind::Null
+        } else if value.is_instance_of::<PyDict>() {
+            Kind::Object
+        } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+            Kind::Array
+        } else {
+            Kind::Other
+        }
+    }
+
+    fn as_bool(&self) -> Option<bool> {
+        self.0.cast::<PyBool>().ok().map(|flag| flag.is_true())
+    }
+
+    fn as_number(&self) -> Option<Number> {
+        let value = &self.0;
+        if value.is_instance_of::<PyBool>() {
+            return None;
+        }
+        if value.is_instance_of::<PyInt>() {
+            if let Ok(number) = value.extract::<i64>() {
+                return Some(Number::I64(number));
+            }
+            if let Ok(number) = value.extract::<u64>() {
+                return Some(Number::U64(number));
+            }
+            return value.extract::<f64>().ok().map(Number::F64);
+        }
+        value
+            .cast::<PyFloat>()
+            .ok()
+            .map(|number| Number::F64(number.value()))
+    }
+
+    fn as_str(&self) -> Option<Cow<'_, str>> {
+        self.0.cast::<PyString>().ok().map(|text| {
+            text.to_cow()
+                .unwrap_or_else(|_| Cow::Owned(text.to_string_lossy().into_owned()))
+        })
+    }
+
+    fn array_len(&self) -> Option<usize> {
+        if let Ok(list) = self.0.cast::<PyList>() {
+            Some(list.len())
+        } else {
+            self.0.cast::<PyTuple>().ok().map(|tuple| tuple.len())
+        }
+    }
+
+    fn array_items(&self) -> impl Iterator<Item = Self> + '_ {
+        if let Ok(list) = self.0.cast::<PyList>() {
+            Items::List(list.clone().into_iter())
+        } else if let Ok(tuple) = self.0.cast::<PyTuple>() {
+            Items::Tuple(tuple.clone().into_iter())
+        } else {
+            Items::Empty
+        }
+    }
+
+    fn object_len(&self) -> Option<usize> {
+        self.0.cast::<PyDict>().ok().map(|dict| dict.len())
+    }
+
+    fn object_get(&self, key: &str) -> Option<Self> {
+        let dict = self.0.cast::<PyDict>().ok()?;
+        dict.get_item(key).ok().flatten().map(PyInstance)
+    }
+
+    fn object_items(&self) -> impl Iterator<Item = (Self::Key, Self)> + '_ {
+        let entries: Option<BoundDictIterator<'py>> = self
+            .0
+            .cast::<PyDict>()
+            .ok()
+            .map(|dict| dict.clone().into_iter());
+        entries
+            .into_iter()
+            .flatten()
+            .map(|(name, value)| (key(name), PyInstance(value)))
+    }
+
+    fn to_value(&self) -> Value {
+        python_to_value(&self.0, 64).unwrap_or(Value::Null)
+    }
+}
+
+/// Converts a JSON-like Python value to `serde_json::Value`; `None` for anything else or when
+/// nested deeper than `max_depth`.
+pub(crate) fn python_to_value(value: &Bound<'_, PyAny>, max_depth: u16) -> Option<Value> {
+    let instance = PyInstance(value.clone());
+    Some(match instance.kind() {
+        Kind::Null => Value::Null,
+        Kind::Bool => Value::Bool(instance.as_bool()?),
+        Kind::Integer | Kind::Number => match instance.as_number()? {
+            Number::I64(number) => Value::from(number),
+            Number::U64(number) => Value::from(number),
+            Number::F64(number) => Value::from(serde_json::Number::from_f64(number)?),
+        },
+        Kind::String => Value::String(instance.as_str()?.into_owned()),
+        Kind::Array => {
+            let depth = max_depth.checked_sub(1)?;
+            Value::Array(
+                instance
+                    .array_items()
+                    .map(|item| python_to_value(&item.0, depth))
+                    .collect::<Option<_>>()?,
+            )
+        }
+        Kind::Object => {
+            let depth = max_depth.checked_sub(1)?;
+            let mut map = serde_json::Map::new();
+            for (name, item) in instance.object_items() {
+                map.insert(name.as_ref().to_owned(), python_to_value(&item.0, depth)?);
+            }
+            Value::Object(map)
+        }
+        Kind::Other => return None,
+    })
+}

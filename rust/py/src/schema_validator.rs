@@ -1,0 +1,171 @@
+//! `JsonSchemaValidator`: any JSON Schema draft 2020-12 document, compiled once, validating
+//! Python values in place or raw JSON.
+use ferrotool_core::error::{Limits, LineError, PathItem};
+use ferrotool_core::jsonschema::{Coercion, Options, SchemaValidator};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use serde_json::Value;
+
+use crate::errors::{error_details, validation_error};
+use crate::instance::{PyInstance, python_to_value};
+use crate::typed::{input_bytes, json_error_message, too_large};
+
+/// A compiled JSON Schema (draft 2020-12).
+#[pyclass(name = "JsonSchemaValidator", module = "ferrotool._core", frozen)]
+pub(crate) struct PySchemaValidator {
+    inner: SchemaValidator,
+}
+
+/// Reads a schema given as a dict/bool (JSON-like Python) or as JSON text.
+fn schema_value(schema: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if schema.is_instance_of::<PyString>() || schema.is_instance_of::<PyBytes>() {
+        let raw = input_bytes(schema)?;
+        return serde_json::from_slice(raw)
+            .map_err(|error| PyValueError::new_err(format!("schema is not valid JSON: {error}")));
+    }
+    python_to_value(schema, 512).ok_or_else(|| {
+        PyTypeError::new_err("schema must be a JSON-like dict or bool (or JSON text) without NaN, infinities or non-JSON values")
+    })
+}
+
+impl PySchemaValidator {
+    fn parse_json(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Value> {
+        let raw = input_bytes(data)?;
+        let limits = &self.inner.options().limits;
+        if raw.len() > limits.max_bytes {
+            return Err(validation_error(py, vec![too_large(raw.len(), limits)]));
+        }
+        serde_json::from_slice(raw)
+            .map_err(|error| validation_error(py, vec![json_error_message(&error)]))
+    }
+}
+
+fn apply_coercions(value: &mut Value, coercions: Vec<Coercion>) {
+    for coercion in coercions {
+        if let Some(target) = locate(value, &coercion.path) {
+            *target = coercion.value;
+        }
+    }
+}
+
+fn locate<'v>(value: &'v mut Value, path: &[PathItem]) -> Option<&'v mut Value> {
+    let Some((first, rest)) = path.split_first() else {
+        return Some(value);
+    };
+    let next = match (first, value) {
+        (PathItem::Key(key), Value::Object(map)) => map.get_mut(&**key)?,
+        (PathItem::Index(index), Value::Array(items)) => items.get_mut(*index)?,
+        _ => return None,
+    };
+    locate(next, rest)
+}
+
+#[pymethods]
+impl PySchemaValidator {
+    #[new]
+    #[pyo3(signature = (schema, *, resources=None, lenient=false, assert_formats=false, max_depth=Limits::DEFAULT.max_depth, max_bytes=Limits::DEFAULT.max_bytes, max_errors=Limits::DEFAULT.max_errors))]
+    fn new(
+        schema: &Bound<'_, PyAny>,
+        resources: Option<&Bound<'_, PyDict>>,
+        lenient: bool,
+        assert_formats: bool,
+        max_depth: u16,
+        max_bytes: usize,
+        max_errors: usize,
+    ) -> PyResult<Self> {
+        let schema = schema_value(schema)?;
+        let mut documents = Vec::new();
+        if let Some(resources) = resources {
+            for (uri, document) in resources.iter() {
+                documents.push((uri.extract::<String>()?, schema_value(&document)?));
+            }
+        }
+        let options = Options {
+            lenient,
+            assert_formats,
+            limits: Limits {
+                max_depth,
+                max_bytes,
+                max_errors: max_errors.max(1),
+            },
+        };
+        let inner = SchemaValidator::compile_with_resources(&schema, options, &documents)
+            .map_err(|error| PyValueError::new_err(error.to_string()))?;
+        Ok(Self { inner })
+    }
+
+    /// True when the value is valid; stops at the first problem.
+    fn is_valid(&self, instance: &Bound<'_, PyAny>) -> bool {
+        self.inner.is_valid(&PyInstance(instance.clone()))
+    }
+
+    /// Raises `ValidationError` listing every problem (up to `max_errors`).
+    fn validate(&self, py: Python<'_>, instance: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.check(&PyInstance(instance.clone()))
+            .map_err(|errors| validation_error(py, errors))
+    }
+
+    /// Every problem found (up to `max_errors`), empty when the value is valid.
+    fn errors<'py>(
+        &self,
+        py: Python<'py>,
+        instance: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let errors = self
+            .check(&PyInstance(instance.clone()))
+            .err()
+            .unwrap_or_default();
+        error_details(py, errors)
+    }
+
+    /// Parses raw JSON, validates it, and returns the parsed value (with lenient coercions applied).
+    fn validate_json<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut value = self.parse_json(py, data)?;
+        if self.inner.options().lenient {
+            let coercions = self
+                .inner
+                .validate_lenient(&&value)
+                .map_err(|errors| validation_error(py, errors))?;
+            apply_coercions(&mut value, coercions);
+        } else {
+            self.inner
+                .validate(&&value)
+                .map_err(|errors| validation_error(py, errors))?;
+        }
+        Ok(crate::typed::value_to_python(py, &value)?)
+    }
+
+    /// True when raw JSON parses and is valid.
+    fn is_valid_json(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<bool> {
+        match self.parse_json(py, data) {
+            Ok(value) => Ok(self.inner.is_valid(&&value)),
+            Err(error) if error.is_instance_of::<crate::errors::ValidationError>(py) => Ok(false),
+            Err(error) => Err(error),
+        }
+    }
+
+    #[getter]
+    fn lenient(&self) -> bool {
+        self.inner.options().lenient
+    }
+
+    #[getter]
+    fn assert_formats(&self) -> bool {
+        self.inner.options().assert_formats
+    }
+}
+
+impl PySchemaValidator {
+    fn check(&self, instance: &PyInstance<'_>) -> Result<(), Vec<LineError>> {
+        if self.inner.options().lenient {
+            self.inner.validate_lenient(instance).map(|_| ())
+        } else {
+            self.inner.validate(instance)
+        }
+    }
+}
