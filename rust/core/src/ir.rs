@@ -176,8 +176,9 @@ pub struct Field {
     pub ty: Type,
     pub required: bool,
     /// The default as JSON, shown in the schema. A missing optional field is left out of the
-    /// built value, so Python applies its own default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// built value, so Python applies its own default. A `null` default is `Some(Value::Null)`;
+    /// only a missing key means "no default shown".
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub default: Option<Value>,
     #[serde(default, skip_serializing_if = "Meta::is_empty")]
     pub meta: Meta,
@@ -194,6 +195,11 @@ pub struct Record {
     /// When true (the default), properties not listed are rejected (`additionalProperties: false`).
     #[serde(default = "default_true")]
     pub closed: bool,
+}
+
+/// A present key, `null` included, is `Some` (plain `Option` would read `null` as `None`).
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }
 
 const fn default_true() -> bool {

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod checks;
+pub mod derive;
 pub mod duration;
 pub mod error;
 pub mod formats;
