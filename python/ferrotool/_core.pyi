@@ -36,7 +36,10 @@ class ErrorDetail:
         """A short rendering of what was found, e.g. ``'string "three"'``."""
     @property
     def message(self) -> str:
-        """A one-line message: ``items/2/qty: expected integer, found string "three" (wrong_type)``."""
+        """A one-line message for a model.
+
+        For example ``items/2/qty: expected integer, found string "three" (wrong_type)``.
+        """
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 

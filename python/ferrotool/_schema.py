@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar, final, overload
+from typing import Generic, TypeVar, cast, final, overload
 
 import orjson
 
@@ -170,9 +170,11 @@ def function_schema(
         function=fn,
         lenient=lenient,
         limits=limits,
-        validate_json=validator.validate_json,
-        validate_python=validator.validate_python,
-        call_json=validator.call_json,
+        validate_json=cast("Callable[[str | bytes], dict[str, object]]", validator.validate_json),
+        validate_python=cast(
+            "Callable[[Mapping[str, object]], dict[str, object]]", validator.validate_python
+        ),
+        call_json=cast("Callable[[str | bytes], R]", validator.call_json),
     )
 
 
@@ -186,7 +188,7 @@ def type_schema(
 ) -> TypeSchema[object]: ...
 def type_schema(
     tp: object, *, lenient: bool = False, limits: Limits = DEFAULT_LIMITS
-) -> TypeSchema[object]:
+) -> TypeSchema[T] | TypeSchema[object]:
     """Derive the JSON Schema of one type and compile its validator.
 
     Args:
@@ -211,4 +213,11 @@ def type_schema(
     )
 
 
-__all__ = ["DEFAULT_LIMITS", "FunctionSchema", "Limits", "TypeSchema", "function_schema", "type_schema"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "FunctionSchema",
+    "Limits",
+    "TypeSchema",
+    "function_schema",
+    "type_schema",
+]
