@@ -1,4 +1,5 @@
 //! `ferrotool._core`: the only place where PyO3 appears.
+mod derive;
 mod errors;
 mod instance;
 mod schema_validator;
@@ -16,5 +17,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<errors::ErrorDetail>()?;
     m.add_class::<typed::TypedValidator>()?;
     m.add_class::<schema_validator::PySchemaValidator>()?;
+    m.add_function(wrap_pyfunction!(derive::derive_schema, m)?)?;
     Ok(())
 }
