@@ -190,12 +190,10 @@ pub fn is_duration(value: &str) -> bool {
         Some((date, time)) => (date, Some(time)),
         None => (rest, None),
     };
-    if date_part.ends_with('W') {
+    if let Some(weeks) = date_part.strip_suffix('W') {
         return time_part.is_none()
-            && date_part.len() > 1
-            && date_part[..date_part.len() - 1]
-                .bytes()
-                .all(|b| b.is_ascii_digit());
+            && !weeks.is_empty()
+            && weeks.bytes().all(|b| b.is_ascii_digit());
     }
     if !units_in_order(date_part, b"YMD") {
         return false;
@@ -222,10 +220,10 @@ fn units_in_order(part: &str, units: &[u8]) -> bool {
         let Some(position) = units.iter().position(|u| u == unit) else {
             return false;
         };
-        if let Some(previous) = previous {
-            if position != previous + 1 {
-                return false;
-            }
+        if let Some(previous) = previous
+            && position != previous + 1
+        {
+            return false;
         }
         previous = Some(position);
         bytes = bytes.get(count + 1..).unwrap_or_default();

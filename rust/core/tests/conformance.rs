@@ -56,13 +56,10 @@ fn expected_failures(path: &Path) -> BTreeSet<Key> {
             return;
         }
         let get = |name: &str| {
-            current
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_else(|| {
-                    panic!("expected_failures.toml: entry without `{name}`: {current:?}")
-                })
+            current.iter().find(|(k, _)| k == name).map_or_else(
+                || panic!("expected_failures.toml: entry without `{name}`: {current:?}"),
+                |(_, v)| v.clone(),
+            )
         };
         get("reason");
         out.insert((get("file"), get("case"), get("test")));

@@ -162,10 +162,10 @@ fn collect_schema<I: Instance>(
                 }
                 if let Some(contains) = array.contains {
                     for (index, item) in instance.array_items().enumerate() {
-                        if is_valid(ctx, contains, &item) {
-                            if let Some(mark) = marks.get_mut(index) {
-                                *mark = true;
-                            }
+                        if is_valid(ctx, contains, &item)
+                            && let Some(mark) = marks.get_mut(index)
+                        {
+                            *mark = true;
                         }
                     }
                 }

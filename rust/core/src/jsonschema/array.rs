@@ -26,27 +26,27 @@ pub(crate) fn validate<I: Instance>(
 ) -> bool {
     let length = instance.array_len().unwrap_or(0) as u64;
     let mut valid = true;
-    if let Some(min) = keywords.min_items {
-        if length < min {
-            fail!(
-                ctx,
-                valid,
-                ErrorCode::ArrayTooShort,
-                format!("at least {}", items_text(min)),
-                describe(instance)
-            );
-        }
+    if let Some(min) = keywords.min_items
+        && length < min
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::ArrayTooShort,
+            format!("at least {}", items_text(min)),
+            describe(instance)
+        );
     }
-    if let Some(max) = keywords.max_items {
-        if length > max {
-            fail!(
-                ctx,
-                valid,
-                ErrorCode::ArrayTooLong,
-                format!("at most {}", items_text(max)),
-                describe(instance)
-            );
-        }
+    if let Some(max) = keywords.max_items
+        && length > max
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::ArrayTooLong,
+            format!("at most {}", items_text(max)),
+            describe(instance)
+        );
     }
     if keywords.unique && length > 1 {
         let budget = ctx.max_depth.saturating_sub(ctx.depth);
@@ -120,16 +120,16 @@ pub(crate) fn validate<I: Instance>(
                 format!("{} with {count} matching", describe(instance))
             );
         }
-        if let Some(max) = keywords.max_contains {
-            if count > max {
-                fail!(
-                    ctx,
-                    valid,
-                    ErrorCode::ContainsTooMany,
-                    format!("at most {} matching `contains`", items_text(max)),
-                    format!("{} with more matching", describe(instance))
-                );
-            }
+        if let Some(max) = keywords.max_contains
+            && count > max
+        {
+            fail!(
+                ctx,
+                valid,
+                ErrorCode::ContainsTooMany,
+                format!("at most {} matching `contains`", items_text(max)),
+                format!("{} with more matching", describe(instance))
+            );
         }
     }
     valid

@@ -74,10 +74,10 @@ const ARRAYS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
 
 impl<'s> Registry<'s> {
     fn add_resource(&mut self, uri: String, root: &'s Value) -> u32 {
-        if let Some(&id) = self.root_ids.get(&address(root)) {
-            if self.uris.get(id as usize) == Some(&uri) {
-                return id;
-            }
+        if let Some(&id) = self.root_ids.get(&address(root))
+            && self.uris.get(id as usize) == Some(&uri)
+        {
+            return id;
         }
         let id = self.uris.len() as u32;
         self.by_uri.entry(uri.clone()).or_insert((root, id));
@@ -112,12 +112,12 @@ impl<'s> Registry<'s> {
             let Value::Object(object) = value else {
                 continue;
             };
-            if let Some(Value::String(id)) = object.get("$id") {
-                if address(value) != address(document) {
-                    let resolved = uri::resolve(self.uri(resource), id);
-                    let resolved = uri::split_fragment(&resolved).0.to_owned();
-                    resource = self.add_resource(resolved, value);
-                }
+            if let Some(Value::String(id)) = object.get("$id")
+                && address(value) != address(document)
+            {
+                let resolved = uri::resolve(self.uri(resource), id);
+                let resolved = uri::split_fragment(&resolved).0.to_owned();
+                resource = self.add_resource(resolved, value);
             }
             if let Some(Value::String(name)) = object.get("$anchor") {
                 let key = format!("{}#{name}", self.uri(resource));
@@ -139,10 +139,10 @@ impl<'s> Registry<'s> {
                     if let Value::Object(children) = child {
                         stack.extend(children.values().map(|child| (child, resource)));
                     }
-                } else if ARRAYS.contains(&key) {
-                    if let Value::Array(children) = child {
-                        stack.extend(children.iter().map(|child| (child, resource)));
-                    }
+                } else if ARRAYS.contains(&key)
+                    && let Value::Array(children) = child
+                {
+                    stack.extend(children.iter().map(|child| (child, resource)));
                 }
             }
         }
@@ -176,6 +176,7 @@ pub(crate) fn compile(
         nodes: Vec::new(),
         memo: AHashMap::new(),
         pending: Vec::new(),
+        origins: Vec::new(),
         used: Vec::new(),
         dynamic: false,
         validation_vocabulary: true,
@@ -184,6 +185,7 @@ pub(crate) fn compile(
     let root = compiler.node_for(schema, 0);
     compiler.drain()?;
     let resources = compiler.compile_dynamic_anchors()?;
+    compiler.reject_cycles()?;
     Ok(Compiled {
         nodes: compiler.nodes,
         resources,
@@ -198,6 +200,8 @@ struct Compiler<'s, 'o> {
     nodes: Vec<Node>,
     memo: AHashMap<usize, NodeId>,
     pending: Vec<(&'s Value, NodeId, u32)>,
+    /// The schema value each node was compiled from, for error locations.
+    origins: Vec<&'s Value>,
     used: Vec<bool>,
     dynamic: bool,
     validation_vocabulary: bool,
@@ -243,6 +247,7 @@ impl<'s> Compiler<'s, '_> {
         }
         let id = self.nodes.len() as NodeId;
         self.memo.insert(address(value), id);
+        self.origins.push(value);
         match value {
             Value::Bool(flag) => self.nodes.push(Node::Bool(*flag)),
             Value::Object(object) if object.is_empty() => self.nodes.push(Node::Bool(true)),
@@ -325,6 +330,80 @@ impl<'s> Compiler<'s, '_> {
         Ok(resources)
     }
 
+    /// Rejects schemas where applicators that stay on the same value (`$ref`, `allOf`, `not`, ...)
+    /// lead back to a schema already being applied: such a schema would never finish validating.
+    fn reject_cycles(&self) -> Result<(), SchemaError> {
+        const WHITE: u8 = 0;
+        const GREY: u8 = 1;
+        const BLACK: u8 = 2;
+        let mut colour = vec![WHITE; self.nodes.len()];
+        let mut edges: Vec<NodeId> = Vec::new();
+        for start in 0..self.nodes.len() {
+            if colour.get(start) != Some(&WHITE) {
+                continue;
+            }
+            // Each frame: a node and its in-place successors still to visit.
+            let mut stack: Vec<(usize, Vec<NodeId>)> =
+                vec![(start, self.in_place(start, &mut edges))];
+            if let Some(c) = colour.get_mut(start) {
+                *c = GREY;
+            }
+            while let Some((node, successors)) = stack.last_mut() {
+                let node = *node;
+                let Some(next) = successors.pop() else {
+                    if let Some(c) = colour.get_mut(node) {
+                        *c = BLACK;
+                    }
+                    stack.pop();
+                    continue;
+                };
+                let next = next as usize;
+                match colour.get(next) {
+                    Some(&GREY) => {
+                        let at = self.origins.get(next).copied().unwrap_or(&Value::Null);
+                        return Err(self.error(
+                            at,
+                            "this schema applies itself to the same value in a cycle of \
+                             references, so validation would never end",
+                        ));
+                    }
+                    Some(&WHITE) => {
+                        if let Some(c) = colour.get_mut(next) {
+                            *c = GREY;
+                        }
+                        let successors = self.in_place(next, &mut edges);
+                        stack.push((next, successors));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Nodes that `id` applies to the same instance value.
+    fn in_place(&self, id: usize, scratch: &mut Vec<NodeId>) -> Vec<NodeId> {
+        scratch.clear();
+        let Some(Node::Schema(schema)) = self.nodes.get(id) else {
+            return Vec::new();
+        };
+        if let Some(apply) = &schema.apply {
+            scratch.extend(apply.reference);
+            scratch.extend(apply.dynamic_reference.as_ref().map(|d| d.target));
+            scratch.extend(&apply.all_of);
+            scratch.extend(&apply.any_of);
+            scratch.extend(&apply.one_of);
+            scratch.extend(apply.not);
+            scratch.extend(apply.if_);
+            scratch.extend(apply.then_);
+            scratch.extend(apply.else_);
+        }
+        if let Some(object) = &schema.object {
+            scratch.extend(object.dependent_schemas.iter().map(|(_, id)| *id));
+        }
+        scratch.clone()
+    }
+
     /// Resolves a reference to its schema value and resource.
     fn resolve(
         &mut self,
@@ -358,10 +437,10 @@ impl<'s> Compiler<'s, '_> {
                     return Err(self.error(at, format!("cannot resolve reference {reference:?}")));
                 };
                 value = next;
-                if value.get("$id").is_some() {
-                    if let Some(id) = self.registry.root_ids.get(&address(value)) {
-                        resource = *id;
-                    }
+                if value.get("$id").is_some()
+                    && let Some(id) = self.registry.root_ids.get(&address(value))
+                {
+                    resource = *id;
                 }
             }
             return Ok((value, resource, absolute));

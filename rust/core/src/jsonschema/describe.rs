@@ -50,12 +50,12 @@ pub(crate) fn number_text(number: Number) -> String {
 /// `integer`, `string or null`, `integer, string or null`.
 pub(crate) fn types_expected(set: u8) -> String {
     let names: Vec<&str> = [
-        (types::OBJECT, "object"),
-        (types::ARRAY, "array"),
-        (types::STRING, "string"),
         (types::INTEGER, "integer"),
         (types::NUMBER, "number"),
+        (types::STRING, "string"),
         (types::BOOLEAN, "boolean"),
+        (types::OBJECT, "object"),
+        (types::ARRAY, "array"),
         (types::NULL, "null"),
     ]
     .iter()

@@ -199,3 +199,6 @@ fn non_empty<I: Instance>(mut errors: Vec<LineError>, instance: &I) -> Vec<LineE
     }
     errors
 }
+
+#[cfg(test)]
+mod tests;

@@ -17,60 +17,60 @@ pub(crate) fn validate<I: Instance>(
         return true;
     };
     let mut valid = true;
-    if let Some(minimum) = keywords.minimum {
-        if compare(value, minimum) == Some(Ordering::Less) {
-            fail!(
-                ctx,
-                valid,
-                ErrorCode::NumberTooSmall,
-                format!("at least {}", number_text(minimum)),
-                describe(instance)
-            );
-        }
+    if let Some(minimum) = keywords.minimum
+        && compare(value, minimum) == Some(Ordering::Less)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NumberTooSmall,
+            format!("at least {}", number_text(minimum)),
+            describe(instance)
+        );
     }
-    if let Some(minimum) = keywords.exclusive_minimum {
-        if compare(value, minimum) != Some(Ordering::Greater) {
-            fail!(
-                ctx,
-                valid,
-                ErrorCode::NumberTooSmall,
-                format!("greater than {}", number_text(minimum)),
-                describe(instance)
-            );
-        }
+    if let Some(minimum) = keywords.exclusive_minimum
+        && compare(value, minimum) != Some(Ordering::Greater)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NumberTooSmall,
+            format!("greater than {}", number_text(minimum)),
+            describe(instance)
+        );
     }
-    if let Some(maximum) = keywords.maximum {
-        if compare(value, maximum) == Some(Ordering::Greater) {
-            fail!(
-                ctx,
-                valid,
-                ErrorCode::NumberTooLarge,
-                format!("at most {}", number_text(maximum)),
-                describe(instance)
-            );
-        }
+    if let Some(maximum) = keywords.maximum
+        && compare(value, maximum) == Some(Ordering::Greater)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NumberTooLarge,
+            format!("at most {}", number_text(maximum)),
+            describe(instance)
+        );
     }
-    if let Some(maximum) = keywords.exclusive_maximum {
-        if compare(value, maximum) != Some(Ordering::Less) {
-            fail!(
-                ctx,
-                valid,
-                ErrorCode::NumberTooLarge,
-                format!("less than {}", number_text(maximum)),
-                describe(instance)
-            );
-        }
+    if let Some(maximum) = keywords.exclusive_maximum
+        && compare(value, maximum) != Some(Ordering::Less)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NumberTooLarge,
+            format!("less than {}", number_text(maximum)),
+            describe(instance)
+        );
     }
-    if let Some(divisor) = keywords.multiple_of {
-        if !is_multiple(value, divisor) {
-            fail!(
-                ctx,
-                valid,
-                ErrorCode::NotMultipleOf,
-                format!("a multiple of {}", number_text(divisor)),
-                describe(instance)
-            );
-        }
+    if let Some(divisor) = keywords.multiple_of
+        && !is_multiple(value, divisor)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NotMultipleOf,
+            format!("a multiple of {}", number_text(divisor)),
+            describe(instance)
+        );
     }
     valid
 }
@@ -191,7 +191,7 @@ mod tests {
         assert!(!is_multiple(Number::F64(0.00751), Number::F64(0.0001)));
         assert!(is_multiple(Number::F64(4.5), Number::F64(1.5)));
         assert!(!is_multiple(Number::I64(35), Number::F64(1.5)));
-        assert!(!is_multiple(Number::F64(1e308), Number::F64(0.123456789)));
+        assert!(!is_multiple(Number::F64(1e308), Number::F64(0.123_456_789)));
         assert!(is_multiple(Number::I64(12_391_239_123), Number::F64(1e-8)));
         assert!(is_multiple(Number::I64(10), Number::I64(5)));
     }

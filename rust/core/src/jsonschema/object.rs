@@ -55,27 +55,27 @@ pub(crate) fn validate<I: Instance>(
 ) -> bool {
     let mut valid = true;
     let count = instance.object_len().unwrap_or(0);
-    if let Some(min) = keywords.min_properties {
-        if (count as u64) < min {
-            fail!(
-                ctx,
-                valid,
-                ErrorCode::TooFewProperties,
-                format!("at least {}", properties_text(min)),
-                format!("object with {}", properties_text(count as u64))
-            );
-        }
+    if let Some(min) = keywords.min_properties
+        && (count as u64) < min
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::TooFewProperties,
+            format!("at least {}", properties_text(min)),
+            format!("object with {}", properties_text(count as u64))
+        );
     }
-    if let Some(max) = keywords.max_properties {
-        if count as u64 > max {
-            fail!(
-                ctx,
-                valid,
-                ErrorCode::TooManyProperties,
-                format!("at most {}", properties_text(max)),
-                format!("object with {}", properties_text(count as u64))
-            );
-        }
+    if let Some(max) = keywords.max_properties
+        && count as u64 > max
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::TooManyProperties,
+            format!("at most {}", properties_text(max)),
+            format!("object with {}", properties_text(count as u64))
+        );
     }
     for name in &keywords.required {
         if instance.object_get(name).is_none() {

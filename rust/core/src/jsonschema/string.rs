@@ -25,54 +25,54 @@ pub(crate) fn validate<I: Instance>(
         } else {
             bytes
         };
-        if let Some(min) = keywords.min_length {
-            if length < min {
-                fail!(
-                    ctx,
-                    valid,
-                    ErrorCode::StringTooShort,
-                    format!("at least {min} character{}", plural(min)),
-                    format!(
-                        "{} ({length} character{})",
-                        describe_str(&text),
-                        plural(length)
-                    )
-                );
-            }
-        }
-        if let Some(max) = keywords.max_length {
-            if length > max {
-                fail!(
-                    ctx,
-                    valid,
-                    ErrorCode::StringTooLong,
-                    format!("at most {max} character{}", plural(max)),
-                    format!("{} ({length} characters)", describe_str(&text))
-                );
-            }
-        }
-    }
-    if let Some(pattern) = &keywords.pattern {
-        if !pattern.is_match(&text) {
+        if let Some(min) = keywords.min_length
+            && length < min
+        {
             fail!(
                 ctx,
                 valid,
-                ErrorCode::PatternMismatch,
-                format!("matching {}", pattern.source),
-                describe(instance)
+                ErrorCode::StringTooShort,
+                format!("at least {min} character{}", plural(min)),
+                format!(
+                    "{} ({length} character{})",
+                    describe_str(&text),
+                    plural(length)
+                )
             );
         }
-    }
-    if let Some(format) = keywords.format {
-        if !format.check(&text) {
+        if let Some(max) = keywords.max_length
+            && length > max
+        {
             fail!(
                 ctx,
                 valid,
-                ErrorCode::InvalidFormat,
-                format.name(),
-                describe(instance)
+                ErrorCode::StringTooLong,
+                format!("at most {max} character{}", plural(max)),
+                format!("{} ({length} characters)", describe_str(&text))
             );
         }
+    }
+    if let Some(pattern) = &keywords.pattern
+        && !pattern.is_match(&text)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::PatternMismatch,
+            format!("matching {}", pattern.source),
+            describe(instance)
+        );
+    }
+    if let Some(format) = keywords.format
+        && !format.check(&text)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::InvalidFormat,
+            format.name(),
+            describe(instance)
+        );
     }
     valid
 }

@@ -15,9 +15,10 @@ use super::{array, number, object, string};
 use crate::error::{ErrorCode, LineError, PathItem};
 use crate::json::{Instance, Kind, json_eq};
 
-/// Nested node evaluations allowed before the walk gives up; bounds the native stack whatever the
-/// schema (a `$ref` cycle that consumes no input) or the depth limit.
-pub(crate) const MAX_CALLS: u32 = 2048;
+/// Nested node evaluations allowed before the walk gives up with `nesting_too_deep`. Compilation
+/// rejects reference cycles that stay on one value, so this only bounds the native stack against
+/// a very large `max_depth` or a cycle through `$dynamicRef`.
+pub(crate) const MAX_CALLS: u32 = 1024;
 
 /// One step into the instance, borrowed until it is needed for an error path.
 #[derive(Clone, Copy)]
@@ -36,6 +37,7 @@ impl Step<'_> {
 }
 
 /// Per-call state; nothing in it allocates unless an error, coercion or dynamic scope is recorded.
+#[allow(clippy::struct_excessive_bools)] // Independent flags read on hot paths; an enum would not help.
 pub(crate) struct Ctx<'a> {
     pub nodes: &'a [Node],
     pub resources: &'a [super::node::Resource],
@@ -85,10 +87,10 @@ impl<'a> Ctx<'a> {
     ) {
         let before = self.errors.len();
         self.error(code, expected, found);
-        if self.errors.len() > before {
-            if let Some(error) = self.errors.last_mut() {
-                error.path.push(step.to_item());
-            }
+        if self.errors.len() > before
+            && let Some(error) = self.errors.last_mut()
+        {
+            error.path.push(step.to_item());
         }
     }
 
@@ -250,17 +252,16 @@ fn coerce(text: &str, set: u8) -> Option<Value> {
         let looks_numeric = text
             .bytes()
             .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b));
-        if looks_numeric {
-            if let Some(number) = text
+        if looks_numeric
+            && let Some(number) = text
                 .parse::<f64>()
                 .ok()
                 .and_then(serde_json::Number::from_f64)
-            {
-                let value = Value::Number(number);
-                let integral = <&Value as Instance>::kind(&&value) == Kind::Integer;
-                if set & types::NUMBER != 0 || integral {
-                    return Some(value);
-                }
+        {
+            let value = Value::Number(number);
+            let integral = <&Value as Instance>::kind(&&value) == Kind::Integer;
+            if set & types::NUMBER != 0 || integral {
+                return Some(value);
             }
         }
     }
@@ -319,16 +320,16 @@ fn validate_schema<'a, I: Instance>(ctx: &mut Ctx<'a>, schema: &'a Schema, insta
             );
         }
     }
-    if let Some(constant) = &schema.constant {
-        if !json_eq(&&**constant, instance) {
-            fail!(
-                ctx,
-                valid,
-                ErrorCode::NotConst,
-                super::describe::render(constant),
-                describe(instance)
-            );
-        }
+    if let Some(constant) = &schema.constant
+        && !json_eq(&&**constant, instance)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NotConst,
+            super::describe::render(constant),
+            describe(instance)
+        );
     }
     match kind {
         Kind::String => {
@@ -434,10 +435,10 @@ fn best_branch<I: Instance>(ctx: &Ctx<'_>, branches: &[NodeId], instance: &I) ->
 fn report_no_match<I: Instance>(ctx: &mut Ctx<'_>, branches: &[NodeId], instance: &I, one: bool) {
     let expected = describe_branches(ctx, branches, one);
     ctx.error(ErrorCode::NoMatch, expected, describe(instance));
-    if !ctx.stop {
-        if let Some(best) = best_branch(ctx, branches, instance) {
-            validate_node(ctx, best, instance);
-        }
+    if !ctx.stop
+        && let Some(best) = best_branch(ctx, branches, instance)
+    {
+        validate_node(ctx, best, instance);
     }
 }
 
@@ -458,21 +459,18 @@ fn validate_applicators<'a, I: Instance>(
         check!(ctx, valid, validate_node(ctx, *id, instance));
     }
     if !apply.any_of.is_empty() {
-        match first_match(ctx, &apply.any_of, instance) {
-            Some(index) => {
-                if let Some(id) = apply.any_of.get(index) {
-                    record_branch(ctx, *id, instance);
-                }
+        if let Some(index) = first_match(ctx, &apply.any_of, instance) {
+            if let Some(id) = apply.any_of.get(index) {
+                record_branch(ctx, *id, instance);
             }
-            None => {
-                if !ctx.collect {
-                    return false;
-                }
-                report_no_match(ctx, &apply.any_of, instance, false);
-                valid = false;
-                if ctx.stop {
-                    return false;
-                }
+        } else {
+            if !ctx.collect {
+                return false;
+            }
+            report_no_match(ctx, &apply.any_of, instance, false);
+            valid = false;
+            if ctx.stop {
+                return false;
             }
         }
     }
@@ -517,16 +515,16 @@ fn validate_applicators<'a, I: Instance>(
             ),
         }
     }
-    if let Some(not) = apply.not {
-        if ctx.quietly(|ctx| validate_node(ctx, not, instance)) {
-            fail!(
-                ctx,
-                valid,
-                ErrorCode::NotAllowed,
-                "a value not matching the `not` schema",
-                describe(instance)
-            );
-        }
+    if let Some(not) = apply.not
+        && ctx.quietly(|ctx| validate_node(ctx, not, instance))
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NotAllowed,
+            "a value not matching the `not` schema",
+            describe(instance)
+        );
     }
     if let (Some(condition), true) = (apply.if_, apply.then_.is_some() || apply.else_.is_some()) {
         let branch = if ctx.quietly(|ctx| validate_node(ctx, condition, instance)) {

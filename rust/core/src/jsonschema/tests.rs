@@ -1,0 +1,345 @@
+//! Focused checks of error codes, paths and renderings, limits, lenient mode and cycles.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use serde_json::{Value, json};
+
+use super::{Options, SchemaValidator};
+use crate::error::{ErrorCode, Limits, LineError, PathItem, json_pointer};
+
+fn validator(schema: &Value) -> SchemaValidator {
+    SchemaValidator::compile(schema, Options::default()).unwrap()
+}
+
+fn errors(schema: &Value, instance: &Value) -> Vec<LineError> {
+    let validator = validator(schema);
+    assert!(!validator.is_valid(&instance));
+    validator.validate(&instance).unwrap_err()
+}
+
+fn summary(errors: &[LineError]) -> Vec<(String, &'static str, String, String)> {
+    errors
+        .iter()
+        .map(|e| {
+            (
+                json_pointer(&e.path),
+                e.code.as_str(),
+                e.expected.to_string(),
+                e.found.to_string(),
+            )
+        })
+        .collect()
+}
+
+fn order_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "customer": {"$ref": "#/$defs/customer"},
+            "items": {"type": "array", "items": {"$ref": "#/$defs/item"}},
+            "note": {"type": ["string", "null"]}
+        },
+        "required": ["customer", "items"],
+        "additionalProperties": false,
+        "$defs": {
+            "customer": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "integer"},
+                    "name": {"type": "string"},
+                    "email": {"type": "string"},
+                    "vip": {"type": "boolean"}
+                },
+                "required": ["id", "name", "email"]
+            },
+            "item": {
+                "type": "object",
+                "properties": {
+                    "sku": {"type": "string"},
+                    "qty": {"type": "integer", "minimum": 1},
+                    "price": {"type": "number"}
+                },
+                "required": ["sku", "qty", "price"]
+            }
+        }
+    })
+}
+
+#[test]
+fn valid_order_passes() {
+    let instance = json!({
+        "customer": {"id": 1, "name": "Ada", "email": "ada@example.com", "vip": true},
+        "items": [{"sku": "A1", "qty": 2, "price": 9.5}],
+        "note": null
+    });
+    let validator = validator(&order_schema());
+    assert!(validator.is_valid(&&instance));
+    assert_eq!(validator.validate(&&instance), Ok(()));
+}
+
+#[test]
+fn error_codes_paths_and_renderings() {
+    let instance = json!({
+        "customer": {"id": "7", "name": "Ada"},
+        "items": [{"sku": "A1", "qty": 0, "price": 1}, {"sku": "B", "qty": "three", "price": 2.5}],
+        "note": 5,
+        "extra": true
+    });
+    let got = summary(&errors(&order_schema(), &instance));
+    let want = [
+        ("/customer/id", "wrong_type", "integer", "string \"7\""),
+        (
+            "/customer",
+            "missing_property",
+            "property \"email\"",
+            "object without it",
+        ),
+        ("/items/0/qty", "number_too_small", "at least 1", "number 0"),
+        ("/items/1/qty", "wrong_type", "integer", "string \"three\""),
+        ("/note", "wrong_type", "string or null", "number 5"),
+        (
+            "/extra",
+            "unexpected_property",
+            "one of the properties \"customer\", \"items\", \"note\"",
+            "property \"extra\"",
+        ),
+    ];
+    for (pointer, code, expected, found) in want {
+        assert!(
+            got.iter()
+                .any(|g| g.0 == pointer && g.1 == code && g.2 == expected && g.3 == found),
+            "missing {pointer} {code} {expected} {found} in {got:#?}"
+        );
+    }
+    assert_eq!(got.len(), want.len(), "{got:#?}");
+}
+
+#[test]
+fn enum_pattern_and_message() {
+    let schema = json!({"properties": {
+        "unit": {"enum": ["c", "f"]},
+        "code": {"pattern": "^a+$"},
+        "tags": {"type": "array", "maxItems": 2}
+    }});
+    let got = errors(
+        &schema,
+        &json!({"unit": "k", "code": "b", "tags": [1, 2, 3, 4, 5]}),
+    );
+    assert_eq!(
+        summary(&got),
+        [
+            (
+                "/unit".to_owned(),
+                "not_in_enum",
+                "one of \"c\", \"f\"".to_owned(),
+                "string \"k\"".to_owned()
+            ),
+            (
+                "/code".to_owned(),
+                "pattern_mismatch",
+                "matching ^a+$".to_owned(),
+                "string \"b\"".to_owned()
+            ),
+            (
+                "/tags".to_owned(),
+                "array_too_long",
+                "at most 2 items".to_owned(),
+                "array of 5 items".to_owned()
+            ),
+        ]
+    );
+    assert_eq!(
+        got[0].message(),
+        "unit: expected one of \"c\", \"f\", found string \"k\" (not_in_enum)"
+    );
+}
+
+#[test]
+fn any_of_reports_one_no_match_and_the_best_branch() {
+    let schema = json!({"anyOf": [
+        {"type": "string"},
+        {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    ]});
+    let got = summary(&errors(&schema, &json!({"x": "1"})));
+    assert_eq!(got[0].1, "no_match");
+    assert_eq!(got[0].2, "string or object");
+    assert_eq!(got[1].0, "/x");
+    assert_eq!(got[1].1, "wrong_type");
+    assert_eq!(got.len(), 2);
+
+    let one_of = json!({"oneOf": [{"type": "integer"}, {"minimum": 0}]});
+    assert_eq!(
+        errors(&one_of, &json!(3))[0].code,
+        ErrorCode::MultipleMatches
+    );
+}
+
+#[test]
+fn max_errors_caps_the_list() {
+    let schema = json!({"items": {"type": "string"}});
+    let limits = Limits {
+        max_errors: 3,
+        ..Limits::DEFAULT
+    };
+    let validator = SchemaValidator::compile(
+        &schema,
+        Options {
+            limits,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let instance = json!([1, 2, 3, 4, 5, 6]);
+    let got = validator.validate(&&instance).unwrap_err();
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[2].path, vec![PathItem::Index(2)]);
+}
+
+fn nested_arrays(depth: usize) -> Value {
+    let mut value = json!([]);
+    for _ in 0..depth {
+        value = Value::Array(vec![value]);
+    }
+    value
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    let schema = json!({"items": {"$ref": "#"}});
+    let validator = validator(&schema);
+    let deep = nested_arrays(100_000);
+    assert!(!validator.is_valid(&&deep));
+    let got = validator.validate(&&deep).unwrap_err();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].code, ErrorCode::NestingTooDeep);
+    assert_eq!(got[0].path.len(), 129);
+    // Dropping a 100,000-deep value recurses; leak it instead of risking the test's stack.
+    std::mem::forget(deep);
+
+    let unique = json!({"uniqueItems": true});
+    let deep_pair = Value::Array(vec![nested_arrays(1000), nested_arrays(1000)]);
+    let got = self::validator(&unique).validate(&&deep_pair).unwrap_err();
+    assert_eq!(got[0].code, ErrorCode::NestingTooDeep);
+    std::mem::forget(deep_pair);
+}
+
+#[test]
+fn self_reference_without_progress_is_a_schema_error() {
+    for (schema, pointer) in [
+        (json!({"$ref": "#"}), ""),
+        (
+            json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}),
+            "/$defs/a",
+        ),
+        (
+            json!({"anyOf": [{"$ref": "#"}], "unevaluatedProperties": false}),
+            "",
+        ),
+    ] {
+        let error = SchemaValidator::compile(&schema, Options::default()).unwrap_err();
+        assert_eq!(error.pointer, pointer, "{error}");
+        assert!(error.message.contains("cycle"), "{error}");
+    }
+    // Recursion that descends into the value is fine.
+    let tree = validator(&json!({"properties": {"next": {"$ref": "#"}}, "type": "object"}));
+    assert!(tree.is_valid(&&json!({"next": {"next": {}}})));
+    assert!(!tree.is_valid(&&json!({"next": {"next": 1}})));
+}
+
+#[test]
+fn lenient_coercion() {
+    let schema = json!({"type": "object", "properties": {
+        "n": {"type": "integer", "minimum": 1},
+        "x": {"type": "number"},
+        "b": {"type": "boolean"},
+        "s": {"type": "string"},
+        "u": {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+    }});
+    let options = Options {
+        lenient: true,
+        ..Options::default()
+    };
+    let lenient = SchemaValidator::compile(&schema, options).unwrap();
+    let strict = validator(&schema);
+    let instance = json!({"n": "5", "x": "-2.5", "b": "true", "s": "7", "u": "3"});
+    assert!(!strict.is_valid(&&instance));
+    assert!(lenient.is_valid(&&instance));
+    let coercions = lenient.validate_lenient(&&instance).unwrap();
+    let got: Vec<(String, Value)> = coercions
+        .iter()
+        .map(|c| (json_pointer(&c.path), c.value.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("/n".to_owned(), json!(5)),
+            ("/x".to_owned(), json!(-2.5)),
+            ("/b".to_owned(), json!(true)),
+            ("/u".to_owned(), json!(3)),
+        ]
+    );
+    // The coerced value is still checked, and "2.5" is not an integer.
+    let bad = json!({"n": "0", "x": "abc"});
+    let got = summary(&lenient.validate_lenient(&&bad).unwrap_err());
+    assert_eq!(got[0].0, "/n");
+    assert_eq!(got[0].1, "number_too_small");
+    assert_eq!(got[1].1, "wrong_type");
+    assert!(!lenient.is_valid(&&json!({"n": "2.5"})));
+    assert!(
+        strict
+            .validate_lenient(&&json!({"n": 3}))
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn json_number_semantics() {
+    let integer = validator(&json!({"type": "integer"}));
+    assert!(integer.is_valid(&&json!(1.0)));
+    assert!(!integer.is_valid(&&json!("5")));
+    assert!(!integer.is_valid(&&json!(true)));
+    assert!(!validator(&json!({"type": "number"})).is_valid(&&json!(false)));
+}
+
+#[test]
+fn formats_are_annotations_unless_asserted() {
+    let schema = json!({"format": "date-time"});
+    assert!(validator(&schema).is_valid(&&json!("yesterday")));
+    let asserting = SchemaValidator::compile(
+        &schema,
+        Options {
+            assert_formats: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert!(!asserting.is_valid(&&json!("yesterday")));
+    assert!(asserting.is_valid(&&json!("2024-05-01T10:00:00+02:00")));
+    assert_eq!(
+        asserting.validate(&&json!("x")).unwrap_err()[0].code,
+        ErrorCode::InvalidFormat
+    );
+}
+
+#[test]
+fn schema_errors_point_into_the_schema() {
+    let bad_regex = SchemaValidator::compile(
+        &json!({"properties": {"a": {"pattern": "(unclosed"}}}),
+        Options::default(),
+    )
+    .unwrap_err();
+    assert_eq!(bad_regex.pointer, "/properties/a/pattern");
+    let bad_ref = SchemaValidator::compile(
+        &json!({"items": {"$ref": "#/$defs/nope"}}),
+        Options::default(),
+    )
+    .unwrap_err();
+    assert_eq!(bad_ref.pointer, "/items/$ref");
+    assert!(bad_ref.to_string().contains("cannot resolve"));
+}
+
+#[test]
+fn validator_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<SchemaValidator>();
+}
