@@ -1,0 +1,143 @@
+"""Each benchmark case runs once per implementation, and every result is checked.
+
+So that no benchmark silently measures a failing path: every peer accepts S1 to S4 and returns
+the function's result, rejects S5 with the error at ``items[2].qty``, and the typed peers build
+real records. No timing here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import pytest
+
+import ferrotool
+from benches import cases as c
+from benches import run
+
+VALID = [case for case in c.CASES if case.valid]
+EXPECTED_RESULT = {"S1": "Paris", "S2": 3, "S3": "nightly-report", "S4": 200}
+TYPED = (c.FT_CALL, c.FT_VALIDATE, c.PYDANTIC, c.MSGSPEC)
+
+_builders = c.call_implementations()
+
+
+def _spy(case: c.Case) -> tuple[Callable[..., Any], list[dict[str, Any]]]:
+    """The case's function, wrapped (signature kept) to record the arguments it receives."""
+    fn = case.factory()
+    seen: list[dict[str, Any]] = []
+    inner_code = fn
+
+    def record(**kwargs: Any) -> Any:
+        seen.append(kwargs)
+        return inner_code(**kwargs)
+
+    # Keep the original signature and annotations so every library derives the same schema.
+    record.__signature__ = __import__("inspect").signature(fn)  # type: ignore[attr-defined]
+    record.__annotations__ = fn.__annotations__
+    record.__name__ = fn.__name__
+    record.__qualname__ = fn.__qualname__
+    record.__doc__ = fn.__doc__
+    return record, seen
+
+
+def test_payloads_match_the_spec() -> None:
+    assert len(c.S2_PAYLOAD["items"]) == 3
+    assert len(c.S4_PAYLOAD["items"]) == 200
+    assert c.S5_PAYLOAD["items"][2]["qty"] == "three"
+    assert c.S2_PAYLOAD["items"][2]["qty"] != "three"
+    assert len(c.S3_PAYLOAD) == 12
+    for case in c.CASES:
+        fn = case.factory()
+        params = __import__("inspect").signature(fn).parameters
+        assert set(case.payload) == set(params), case.name  # every field present
+
+
+@pytest.mark.parametrize("impl", list(_builders))
+@pytest.mark.parametrize("case", VALID, ids=lambda case: case.name)
+def test_valid_payload_calls_the_function(case: c.Case, impl: str) -> None:
+    fn, seen = _spy(case)
+    result = _builders[impl](fn)(case.raw)
+    assert result == EXPECTED_RESULT[case.name]
+    assert len(seen) == 1
+    kwargs = seen[0]
+    assert set(kwargs) == set(case.payload)
+    if impl in TYPED and case.name in ("S2", "S4"):
+        assert c.is_dataclass_instance(kwargs["customer"])
+        assert all(c.is_dataclass_instance(item) for item in kwargs["items"])
+        assert kwargs["items"][2].qty == case.payload["items"][2]["qty"]
+    if impl in TYPED and case.name == "S3":
+        assert isinstance(kwargs["start_at"], dt.datetime)
+        assert isinstance(kwargs["priority"], enum.Enum)
+        assert kwargs["priority"].value == "high"
+
+
+@pytest.mark.parametrize("impl", [name for name in _builders if name != c.FLOOR])
+def test_s5_is_rejected_with_its_errors(impl: str) -> None:
+    case = c.CASES_BY_NAME["S5"]
+    fn, seen = _spy(case)
+    errors = _builders[impl](fn)(case.raw)
+    assert seen == []  # the function is never called
+    assert isinstance(errors, (list, tuple))
+    assert len(errors) == 1
+    text = repr(errors[0]) + str(errors[0])
+    if impl.startswith("ferrotool"):
+        assert errors[0].path == ("items", 2, "qty")
+    elif impl == c.PYDANTIC:
+        assert errors[0]["loc"] == ("items", 2, "qty")
+    else:
+        assert "three" in text or "items" in text
+
+
+def test_floor_does_not_validate() -> None:
+    case = c.CASES_BY_NAME["S5"]
+    assert c.floor(case.factory())(case.raw) == 3
+
+
+@pytest.mark.parametrize("derive", list(c.derive_implementations()))
+@pytest.mark.parametrize("case", c.CASES[:3], ids=lambda case: case.name)
+def test_derive_on_a_fresh_function(case: c.Case, derive: str) -> None:
+    first, second = case.factory(), case.factory()
+    assert first is not second
+    assert first.__annotations__ != second.__annotations__ or case.name == "S1"
+    result = c.derive_implementations()[derive](first)
+    assert result is not None
+
+
+@pytest.mark.skipif(not c.HAS_JSONSCHEMA_VALIDATOR, reason="JsonSchemaValidator not available")
+@pytest.mark.parametrize("case", c.CASES, ids=lambda case: case.name)
+def test_mapping_validators_agree(case: c.Case) -> None:
+    schema = c.derived_schema(case)
+    validators = c.mapping_validators(schema)
+    assert validators
+    for name, validator in validators.items():
+        assert validator.is_valid(case.payload) is case.valid, name
+        if case.valid:
+            validator.validate(case.payload)
+        else:
+            errors = run._errors_of(name, validator, case.payload)()
+            assert len(errors) == 1, name  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("compile_", list(c.compile_implementations()))
+def test_compile_s2_schema(compile_: str) -> None:
+    schema = c.derived_schema(c.CASES_BY_NAME["S2"])
+    validator: Any = c.compile_implementations()[compile_](schema)
+    assert validator.is_valid(c.S2_PAYLOAD)
+    assert not validator.is_valid(c.S5_PAYLOAD)
+
+
+def test_harness_quick_run(tmp_path: Any) -> None:
+    out = tmp_path / "results.json"
+    table = tmp_path / "table.md"
+    argv = ["--quick", "--repeats=1", "--target-ms=1", f"--json={out}", f"--markdown={table}"]
+    assert run.main(argv) == 0
+    document = orjson.loads(out.read_bytes())
+    groups = {row["group"] for row in document["results"]}
+    assert {"call", "derive"} <= groups
+    assert "| S1 | floor |" in table.read_text()
+    assert ferrotool.__version__ in document["machine"]["version_ferrotool"]
