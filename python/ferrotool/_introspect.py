@@ -361,7 +361,8 @@ def _function_hints(target: object, label: str) -> dict[str, object] | None:
     anything unusual (a failed evaluation, a non-function) takes the exact path.
     """
     func = target.__func__ if type(target) is types.MethodType else target
-    if type(func) is not types.FunctionType:
+    if type(func) is not types.FunctionType or "__wrapped__" in func.__dict__:
+        # `get_type_hints` evaluates a wrapper's copied annotations in the wrapped module.
         return None
     annotations = func.__annotations__
     strings = [key for key, value in annotations.items() if type(value) is str]
