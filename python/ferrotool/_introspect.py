@@ -1026,9 +1026,9 @@ def _encode_extra(value: object) -> object:
 
 
 def _iso_duration(value: dt.timedelta) -> str:
-    """An ISO 8601 duration (``P1DT2H3M4.5S``); negative durations have no standard form."""
+    """An ISO 8601 duration (``P1DT2H3M4.5S``), with a leading ``-`` when negative."""
     if value < dt.timedelta(0):
-        raise TypeError("negative duration")
+        return "-" + _iso_duration(-value)
     hours, rest = divmod(value.seconds, 3600)
     minutes, seconds = divmod(rest, 60)
     time = ""

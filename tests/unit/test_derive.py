@@ -256,7 +256,10 @@ def test_scalar_and_standard_library_mappings() -> None:
         "when": {"type": "string", "format": "date-time"},
         "day": {"type": "string", "format": "date"},
         "at": {"type": "string", "format": "time"},
-        "span": {"type": "string", "format": "duration"},
+        "span": {
+            "type": "string",
+            "pattern": r"^-?P(?=\d|T\d)(?:\d+W)?(?:\d+D)?(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d{1,6})?S)?)?$",
+        },
         "key": {"type": "string", "format": "uuid"},
         "amount": {
             "type": "string",

@@ -28,6 +28,7 @@ use std::fmt;
 use indexmap::IndexMap;
 use serde_json::{Map, Number, Value};
 
+use crate::duration::DURATION_PATTERN;
 use crate::ir::{
     Field, IR_VERSION, Meta, NumberBounds, Record, Root, RootType, SizeBounds, StringBounds,
     StringValue, Type,
@@ -354,7 +355,9 @@ fn string_value_schema(value: StringValue) -> Schema {
         StringValue::Datetime => ("format", "date-time"),
         StringValue::Date => ("format", "date"),
         StringValue::Time => ("format", "time"),
-        StringValue::Timedelta => ("format", "duration"),
+        // RFC 3339 durations allow years and months, which `timedelta` cannot hold, and no
+        // fractions: the exact grammar the validator reads is stated as a pattern instead.
+        StringValue::Timedelta => ("pattern", DURATION_PATTERN),
         StringValue::Uuid => ("format", "uuid"),
         StringValue::Path => ("format", "path"),
         StringValue::Decimal => ("pattern", DECIMAL_PATTERN),
@@ -569,7 +572,7 @@ mod tests {
             ("datetime", json!({"type": "string", "format": "date-time"})),
             ("date", json!({"type": "string", "format": "date"})),
             ("time", json!({"type": "string", "format": "time"})),
-            ("timedelta", json!({"type": "string", "format": "duration"})),
+            ("timedelta", json!({"type": "string", "pattern": DURATION_PATTERN})),
             ("uuid", json!({"type": "string", "format": "uuid"})),
             ("path", json!({"type": "string", "format": "path"})),
             (
