@@ -186,11 +186,18 @@ pub(crate) fn compile(
     compiler.drain()?;
     let resources = compiler.compile_dynamic_anchors()?;
     compiler.reject_cycles()?;
+    let dynamic = compiler.dynamic;
+    let mut nodes = compiler.nodes;
+    let mut root = root;
+    if !dynamic {
+        root = skip_pure_references(&mut nodes, root);
+    }
+    merge_type_unions(&mut nodes);
     Ok(Compiled {
-        nodes: compiler.nodes,
+        nodes,
         resources,
         root,
-        dynamic: compiler.dynamic,
+        dynamic,
     })
 }
 
@@ -767,11 +774,18 @@ impl<'s> Compiler<'s, '_> {
             array.max_contains = contains_bounds.1;
         }
         if obj.properties.len() > PROPERTY_INDEX_THRESHOLD {
-            obj.property_index = Some(obj.properties.iter().cloned().collect());
+            obj.property_index = Some(
+                obj.properties
+                    .iter()
+                    .enumerate()
+                    .map(|(slot, (name, _))| (name.clone(), slot))
+                    .collect(),
+            );
         }
         schema.string = uses_string.then(|| Box::new(string));
         schema.number = uses_number.then(|| Box::new(number));
         schema.array = uses_array.then(|| Box::new(array));
+        obj.index_required();
         schema.object = uses_object.then(|| Box::new(obj));
         schema.apply = uses_apply.then(|| Box::new(apply));
         let empty = schema.types == 0
@@ -787,6 +801,75 @@ impl<'s> Compiler<'s, '_> {
         } else {
             Node::Schema(Box::new(schema))
         })
+    }
+}
+
+/// Points every use of a schema that is only a `$ref` at its target, saving a hop per use. Only
+/// done without dynamic references, where entering the intermediate resource could matter.
+fn skip_pure_references(nodes: &mut [Node], root: NodeId) -> NodeId {
+    const MAX_HOPS: usize = 64;
+    let targets: Vec<NodeId> = (0..nodes.len() as NodeId)
+        .map(|start| {
+            let mut id = start;
+            for _ in 0..MAX_HOPS {
+                match nodes.get(id as usize) {
+                    Some(Node::Schema(schema)) => match schema.pure_reference() {
+                        Some(next) => id = next,
+                        None => break,
+                    },
+                    _ => break,
+                }
+            }
+            id
+        })
+        .collect();
+    let resolve = |id: NodeId| targets.get(id as usize).copied().unwrap_or(id);
+    for node in nodes.iter_mut() {
+        if let Node::Schema(schema) = node {
+            for id in schema.ids_mut() {
+                *id = resolve(*id);
+            }
+        }
+    }
+    resolve(root)
+}
+
+/// Turns `anyOf` of branches that only check `type` (e.g. `string` or `null`) into one `type`
+/// bit set on a schema that has none.
+fn merge_type_unions(nodes: &mut [Node]) {
+    for index in 0..nodes.len() {
+        let union = match nodes.get(index) {
+            Some(Node::Schema(schema)) if schema.types == 0 => {
+                let Some(apply) = &schema.apply else { continue };
+                if apply.any_of.len() < 2 {
+                    continue;
+                }
+                let mut union = 0u8;
+                for id in &apply.any_of {
+                    match nodes.get(*id as usize) {
+                        Some(Node::Schema(branch)) if branch.only_types() => union |= branch.types,
+                        _ => {
+                            union = 0;
+                            break;
+                        }
+                    }
+                }
+                union
+            }
+            _ => continue,
+        };
+        if union == 0 {
+            continue;
+        }
+        if let Some(Node::Schema(schema)) = nodes.get_mut(index) {
+            schema.types = union;
+            if let Some(apply) = &mut schema.apply {
+                apply.any_of.clear();
+                if apply.is_empty() {
+                    schema.apply = None;
+                }
+            }
+        }
     }
 }
 

@@ -104,9 +104,14 @@ pub(crate) struct ArrayKeywords {
 #[derive(Default)]
 pub(crate) struct ObjectKeywords {
     pub properties: Vec<(Box<str>, NodeId)>,
-    /// Name lookup for schemas with many properties.
-    pub property_index: Option<AHashMap<Box<str>, NodeId>>,
+    /// Name to position in `properties`, for schemas with many properties.
+    pub property_index: Option<AHashMap<Box<str>, usize>>,
     pub required: Vec<Box<str>>,
+    /// Bit `i` set when `properties[i]` is required: checked while walking the instance, so
+    /// required properties cost no lookups.
+    pub required_mask: u64,
+    /// Required names not covered by `required_mask`, looked up one by one.
+    pub required_outside: Vec<Box<str>>,
     pub pattern_properties: Vec<(Pattern, NodeId)>,
     pub additional: Option<NodeId>,
     pub property_names: Option<NodeId>,
@@ -118,21 +123,73 @@ pub(crate) struct ObjectKeywords {
 }
 
 impl ObjectKeywords {
-    /// The `properties` subschema for `key`, if any.
-    pub(crate) fn property(&self, key: &str) -> Option<NodeId> {
+    /// The position and subschema of `key` in `properties`, if any.
+    pub(crate) fn property_slot(&self, key: &str) -> Option<(usize, NodeId)> {
         match &self.property_index {
-            Some(index) => index.get(key).copied(),
+            Some(index) => {
+                let slot = *index.get(key)?;
+                self.properties.get(slot).map(|(_, id)| (slot, *id))
+            }
             None => self
                 .properties
                 .iter()
-                .find(|(name, _)| &**name == key)
-                .map(|(_, id)| *id),
+                .enumerate()
+                .find(|(_, (name, _))| {
+                    // Checking length and first byte first avoids a `memcmp` call per miss.
+                    name.len() == key.len()
+                        && name.as_bytes().first() == key.as_bytes().first()
+                        && &**name == key
+                })
+                .map(|(slot, (_, id))| (slot, *id)),
         }
+    }
+
+    /// The `properties` subschema for `key`, if any.
+    pub(crate) fn property(&self, key: &str) -> Option<NodeId> {
+        self.property_slot(key).map(|(_, id)| id)
+    }
+
+    /// Splits `required` into the bit mask over `properties` and the rest.
+    pub(crate) fn index_required(&mut self) {
+        self.required_mask = 0;
+        self.required_outside.clear();
+        for index in 0..self.required.len() {
+            let Some(name) = self.required.get(index) else {
+                continue;
+            };
+            match self.property_slot(name) {
+                Some((slot, _)) if slot < 64 => self.required_mask |= 1 << slot,
+                _ => self.required_outside.push(name.clone()),
+            }
+        }
+    }
+
+    /// Every subschema index, for rewriting after compilation.
+    pub(crate) fn ids_mut(&mut self) -> impl Iterator<Item = &mut NodeId> {
+        self.properties
+            .iter_mut()
+            .map(|(_, id)| id)
+            .chain(self.pattern_properties.iter_mut().map(|(_, id)| id))
+            .chain(self.additional.iter_mut())
+            .chain(self.property_names.iter_mut())
+            .chain(self.dependent_schemas.iter_mut().map(|(_, id)| id))
+            .chain(self.unevaluated.iter_mut())
     }
 
     /// True when the keywords must see every property of the instance, not just the named ones.
     pub(crate) fn iterates_instance(&self) -> bool {
         self.additional.is_some() || !self.pattern_properties.is_empty()
+    }
+}
+
+impl ArrayKeywords {
+    /// Every subschema index, for rewriting after compilation.
+    pub(crate) fn ids_mut(&mut self) -> impl Iterator<Item = &mut NodeId> {
+        self.prefix_items
+            .iter_mut()
+            .chain(self.items.iter_mut())
+            .chain(self.contains.iter_mut())
+            .chain(self.unevaluated.iter_mut())
     }
 }
 
@@ -148,6 +205,81 @@ pub(crate) struct Applicators {
     pub else_: Option<NodeId>,
     pub reference: Option<NodeId>,
     pub dynamic_reference: Option<DynamicRef>,
+}
+
+impl Applicators {
+    /// Every subschema index, for rewriting after compilation.
+    pub(crate) fn ids_mut(&mut self) -> impl Iterator<Item = &mut NodeId> {
+        self.all_of
+            .iter_mut()
+            .chain(self.any_of.iter_mut())
+            .chain(self.one_of.iter_mut())
+            .chain(self.not.iter_mut())
+            .chain(self.if_.iter_mut())
+            .chain(self.then_.iter_mut())
+            .chain(self.else_.iter_mut())
+            .chain(self.reference.iter_mut())
+            .chain(self.dynamic_reference.iter_mut().map(|d| &mut d.target))
+    }
+
+    /// True when nothing but `$ref` is set.
+    pub(crate) fn only_reference(&self) -> bool {
+        self.reference.is_some()
+            && self.all_of.is_empty()
+            && self.any_of.is_empty()
+            && self.one_of.is_empty()
+            && self.not.is_none()
+            && self.if_.is_none()
+            && self.dynamic_reference.is_none()
+    }
+
+    /// True when no applicator is set.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.reference.is_none()
+            && self.all_of.is_empty()
+            && self.any_of.is_empty()
+            && self.one_of.is_empty()
+            && self.not.is_none()
+            && self.if_.is_none()
+            && self.dynamic_reference.is_none()
+    }
+}
+
+impl Schema {
+    /// True when the schema checks nothing but `type`.
+    pub(crate) fn only_types(&self) -> bool {
+        self.types != 0
+            && self.enumeration.is_none()
+            && self.constant.is_none()
+            && self.string.is_none()
+            && self.number.is_none()
+            && self.array.is_none()
+            && self.object.is_none()
+            && self.apply.is_none()
+    }
+
+    /// The target when the schema is nothing but a `$ref`.
+    pub(crate) fn pure_reference(&self) -> Option<NodeId> {
+        let apply = self.apply.as_ref()?;
+        let bare = self.types == 0
+            && self.enumeration.is_none()
+            && self.constant.is_none()
+            && self.string.is_none()
+            && self.number.is_none()
+            && self.array.is_none()
+            && self.object.is_none();
+        (bare && apply.only_reference())
+            .then_some(apply.reference)
+            .flatten()
+    }
+
+    /// Every subschema index, for rewriting after compilation.
+    pub(crate) fn ids_mut(&mut self) -> impl Iterator<Item = &mut NodeId> {
+        let array = self.array.iter_mut().flat_map(|a| a.ids_mut());
+        let object = self.object.iter_mut().flat_map(|o| o.ids_mut());
+        let apply = self.apply.iter_mut().flat_map(|a| a.ids_mut());
+        array.chain(object).chain(apply)
+    }
 }
 
 /// A `$dynamicRef`: its static target, and the anchor name when resolution is dynamic.

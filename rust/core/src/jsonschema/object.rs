@@ -77,7 +77,7 @@ pub(crate) fn validate<I: Instance>(
             format!("object with {}", properties_text(count as u64))
         );
     }
-    for name in &keywords.required {
+    for name in &keywords.required_outside {
         if instance.object_get(name).is_none() {
             fail!(
                 ctx,
@@ -110,11 +110,13 @@ pub(crate) fn validate<I: Instance>(
     }
     let walk_instance = keywords.iterates_instance()
         || keywords.property_names.is_some()
+        || keywords.required_mask != 0
         || count < keywords.properties.len();
     if walk_instance {
         let forbid_additional = keywords
             .additional
             .is_some_and(|id| matches!(ctx.node(id), Some(Node::Bool(false))));
+        let mut seen = 0u64;
         for (key, value) in instance.object_items() {
             let key = key.as_ref();
             if let Some(names) = keywords.property_names {
@@ -131,8 +133,11 @@ pub(crate) fn validate<I: Instance>(
                 }
             }
             let mut matched = false;
-            if let Some(id) = keywords.property(key) {
+            if let Some((slot, id)) = keywords.property_slot(key) {
                 matched = true;
+                if slot < 64 {
+                    seen |= 1 << slot;
+                }
                 check!(ctx, valid, ctx.child(Step::Key(key), id, &value));
             }
             for (pattern, id) in &keywords.pattern_properties {
@@ -156,6 +161,20 @@ pub(crate) fn validate<I: Instance>(
                     );
                 } else {
                     check!(ctx, valid, ctx.child(Step::Key(key), additional, &value));
+                }
+            }
+        }
+        let missing = keywords.required_mask & !seen;
+        if missing != 0 {
+            for (slot, (name, _)) in keywords.properties.iter().enumerate().take(64) {
+                if missing & (1 << slot) != 0 {
+                    fail!(
+                        ctx,
+                        valid,
+                        ErrorCode::MissingProperty,
+                        property_text(name),
+                        "object without it"
+                    );
                 }
             }
         }

@@ -108,6 +108,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Validates `instance`, a child of the current value at `step`, against node `id`.
+    #[inline]
     pub(crate) fn child<I: Instance>(&mut self, step: Step<'_>, id: NodeId, instance: &I) -> bool {
         let errors = self.errors.len();
         let coercions = self.coercions.len();
@@ -268,37 +269,51 @@ fn coerce(text: &str, set: u8) -> Option<Value> {
     None
 }
 
-fn validate_schema<'a, I: Instance>(ctx: &mut Ctx<'a>, schema: &'a Schema, instance: &I) -> bool {
-    let kind = instance.kind();
-    let mut valid = true;
-    if schema.types != 0 && !types_accept(schema.types, kind) {
-        if ctx.lenient && kind == Kind::String && schema.types & types::COERCIBLE != 0 {
-            let coerced = instance
-                .as_str()
-                .and_then(|text| coerce(&text, schema.types));
-            if let Some(value) = coerced {
-                let ok = validate_schema(ctx, schema, &&value);
-                if ok {
-                    ctx.coerced = true;
-                    if ctx.collect && ctx.record {
-                        ctx.coercions.push(Coercion {
-                            path: Vec::new(),
-                            value,
-                        });
-                    }
+/// A value whose type the schema rejects: read it as another type in lenient mode, else fail.
+#[inline(never)]
+fn wrong_type<'a, I: Instance>(
+    ctx: &mut Ctx<'a>,
+    schema: &'a Schema,
+    instance: &I,
+    kind: Kind,
+) -> bool {
+    if ctx.lenient && kind == Kind::String && schema.types & types::COERCIBLE != 0 {
+        let coerced = instance
+            .as_str()
+            .and_then(|text| coerce(&text, schema.types));
+        if let Some(value) = coerced {
+            let ok = validate_schema(ctx, schema, &&value);
+            if ok {
+                ctx.coerced = true;
+                if ctx.collect && ctx.record {
+                    ctx.coercions.push(Coercion {
+                        path: Vec::new(),
+                        value,
+                    });
                 }
-                return ok;
             }
+            return ok;
         }
-        if ctx.collect {
-            ctx.error(
-                ErrorCode::WrongType,
-                types_expected(schema.types),
-                describe(instance),
-            );
-        }
-        return false;
     }
+    if ctx.collect {
+        ctx.error(
+            ErrorCode::WrongType,
+            types_expected(schema.types),
+            describe(instance),
+        );
+    }
+    false
+}
+
+/// `enum` and `const`.
+#[inline(never)]
+fn validate_values<I: Instance>(
+    ctx: &mut Ctx<'_>,
+    schema: &Schema,
+    instance: &I,
+    kind: Kind,
+) -> bool {
+    let mut valid = true;
     if let Some(enumeration) = &schema.enumeration {
         let found = match (&enumeration.strings, kind) {
             (Some(strings), Kind::String) => instance
@@ -330,6 +345,18 @@ fn validate_schema<'a, I: Instance>(ctx: &mut Ctx<'a>, schema: &'a Schema, insta
             super::describe::render(constant),
             describe(instance)
         );
+    }
+    valid
+}
+
+fn validate_schema<'a, I: Instance>(ctx: &mut Ctx<'a>, schema: &'a Schema, instance: &I) -> bool {
+    let kind = instance.kind();
+    let mut valid = true;
+    if schema.types != 0 && !types_accept(schema.types, kind) {
+        return wrong_type(ctx, schema, instance, kind);
+    }
+    if schema.enumeration.is_some() || schema.constant.is_some() {
+        check!(ctx, valid, validate_values(ctx, schema, instance, kind));
     }
     match kind {
         Kind::String => {
