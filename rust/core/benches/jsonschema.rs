@@ -75,12 +75,20 @@ fn main() {
     let validator = SchemaValidator::compile(&schema, Options::default()).unwrap();
     for n in [3, 100] {
         let instance = order(n);
-        time(&format!("is_valid S2 ({n} items)"), 200_000 / n as u32, || {
-            assert!(validator.is_valid(black_box(&&instance)));
-        });
-        time(&format!("validate S2 ({n} items)"), 200_000 / n as u32, || {
-            assert!(validator.validate(black_box(&&instance)).is_ok());
-        });
+        time(
+            &format!("is_valid S2 ({n} items)"),
+            200_000 / n as u32,
+            || {
+                assert!(validator.is_valid(black_box(&&instance)));
+            },
+        );
+        time(
+            &format!("validate S2 ({n} items)"),
+            200_000 / n as u32,
+            || {
+                assert!(validator.validate(black_box(&&instance)).is_ok());
+            },
+        );
     }
     let mut bad = order(3);
     bad["items"][1]["qty"] = json!("three");

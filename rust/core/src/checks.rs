@@ -11,12 +11,23 @@ pub fn compare_numbers(left: Number, right: Number) -> Ordering {
         (Number::I64(a), Number::I64(b)) => a.cmp(&b),
         (Number::U64(a), Number::U64(b)) => a.cmp(&b),
         (Number::I64(a), Number::U64(b)) => {
-            if a < 0 { Ordering::Less } else { (a as u64).cmp(&b) }
+            if a < 0 {
+                Ordering::Less
+            } else {
+                (a as u64).cmp(&b)
+            }
         }
         (Number::U64(a), Number::I64(b)) => {
-            if b < 0 { Ordering::Greater } else { a.cmp(&(b as u64)) }
+            if b < 0 {
+                Ordering::Greater
+            } else {
+                a.cmp(&(b as u64))
+            }
         }
-        _ => left.as_f64().partial_cmp(&right.as_f64()).unwrap_or(Ordering::Equal),
+        _ => left
+            .as_f64()
+            .partial_cmp(&right.as_f64())
+            .unwrap_or(Ordering::Equal),
     }
 }
 
@@ -68,14 +79,20 @@ pub type Failure = (ErrorCode, String);
 
 impl NumberCheck {
     pub fn new(bounds: &NumberBounds) -> Self {
-        let lower = |inclusive: &Option<serde_json::Number>, exclusive: &Option<serde_json::Number>, lower: bool| {
+        let lower = |inclusive: &Option<serde_json::Number>,
+                     exclusive: &Option<serde_json::Number>,
+                     lower: bool| {
             let inclusive = inclusive.as_ref().map(|n| (json_number(n), false));
             let exclusive = exclusive.as_ref().map(|n| (json_number(n), true));
             match (inclusive, exclusive) {
                 (Some(a), Some(b)) => {
                     // Keep the tighter of the two bounds.
                     let order = compare_numbers(a.0, b.0);
-                    let a_tighter = if lower { order == Ordering::Greater } else { order == Ordering::Less };
+                    let a_tighter = if lower {
+                        order == Ordering::Greater
+                    } else {
+                        order == Ordering::Less
+                    };
                     Some(if a_tighter { a } else { b })
                 }
                 (a, b) => a.or(b),
@@ -97,21 +114,34 @@ impl NumberCheck {
         if let Some((bound, exclusive)) = self.minimum {
             let order = compare_numbers(value, bound);
             if order == Ordering::Less || (exclusive && order == Ordering::Equal) {
-                let relation = if exclusive { "greater than" } else { "at least" };
-                return Err((ErrorCode::NumberTooSmall, format!("{relation} {}", render(bound))));
+                let relation = if exclusive {
+                    "greater than"
+                } else {
+                    "at least"
+                };
+                return Err((
+                    ErrorCode::NumberTooSmall,
+                    format!("{relation} {}", render(bound)),
+                ));
             }
         }
         if let Some((bound, exclusive)) = self.maximum {
             let order = compare_numbers(value, bound);
             if order == Ordering::Greater || (exclusive && order == Ordering::Equal) {
                 let relation = if exclusive { "less than" } else { "at most" };
-                return Err((ErrorCode::NumberTooLarge, format!("{relation} {}", render(bound))));
+                return Err((
+                    ErrorCode::NumberTooLarge,
+                    format!("{relation} {}", render(bound)),
+                ));
             }
         }
         if let Some(divisor) = self.multiple_of
             && !is_multiple_of(value, divisor)
         {
-            return Err((ErrorCode::NotMultipleOf, format!("a multiple of {}", render(divisor))));
+            return Err((
+                ErrorCode::NotMultipleOf,
+                format!("a multiple of {}", render(divisor)),
+            ));
         }
         Ok(())
     }
@@ -151,7 +181,11 @@ impl StringCheck {
             )),
             None => None,
         };
-        Ok(Self { min_length: bounds.min_length, max_length: bounds.max_length, pattern })
+        Ok(Self {
+            min_length: bounds.min_length,
+            max_length: bounds.max_length,
+            pattern,
+        })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -165,18 +199,27 @@ impl StringCheck {
             if let Some(minimum) = self.min_length
                 && length < minimum
             {
-                return Err((ErrorCode::StringTooShort, format!("at least {minimum} characters")));
+                return Err((
+                    ErrorCode::StringTooShort,
+                    format!("at least {minimum} characters"),
+                ));
             }
             if let Some(maximum) = self.max_length
                 && length > maximum
             {
-                return Err((ErrorCode::StringTooLong, format!("at most {maximum} characters")));
+                return Err((
+                    ErrorCode::StringTooLong,
+                    format!("at most {maximum} characters"),
+                ));
             }
         }
         if let Some((regex, source)) = &self.pattern
             && regex.find(value).is_none()
         {
-            return Err((ErrorCode::PatternMismatch, format!("a string matching {source}")));
+            return Err((
+                ErrorCode::PatternMismatch,
+                format!("a string matching {source}"),
+            ));
         }
         Ok(())
     }

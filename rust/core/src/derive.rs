@@ -572,7 +572,10 @@ mod tests {
             ("datetime", json!({"type": "string", "format": "date-time"})),
             ("date", json!({"type": "string", "format": "date"})),
             ("time", json!({"type": "string", "format": "time"})),
-            ("timedelta", json!({"type": "string", "pattern": DURATION_PATTERN})),
+            (
+                "timedelta",
+                json!({"type": "string", "pattern": DURATION_PATTERN}),
+            ),
             ("uuid", json!({"type": "string", "format": "uuid"})),
             ("path", json!({"type": "string", "format": "path"})),
             (

@@ -36,7 +36,11 @@ pub fn parse_duration(text: &str) -> Option<(i64, i64, i64)> {
         last_rank = rank;
         any = true;
         let value: i64 = digits.parse().ok()?;
-        days = days.checked_add(if unit == 'W' { value.checked_mul(7)? } else { value })?;
+        days = days.checked_add(if unit == 'W' {
+            value.checked_mul(7)?
+        } else {
+            value
+        })?;
     }
     if let Some(time_part) = time_part {
         let mut units = Units::new(time_part);
@@ -90,12 +94,18 @@ impl<'a> Units<'a> {
     }
 
     /// `Some(None)` at the end, `None` on malformed input.
-    #[expect(clippy::option_option, reason = "outer None is a parse failure, inner None the end")]
+    #[expect(
+        clippy::option_option,
+        reason = "outer None is a parse failure, inner None the end"
+    )]
     fn step(&mut self) -> Option<Option<(&'a str, Option<&'a str>, char)>> {
         if self.rest.is_empty() {
             return Some(None);
         }
-        let digits_end = self.rest.find(|ch: char| !ch.is_ascii_digit()).unwrap_or(self.rest.len());
+        let digits_end = self
+            .rest
+            .find(|ch: char| !ch.is_ascii_digit())
+            .unwrap_or(self.rest.len());
         if digits_end == 0 {
             return None;
         }
@@ -103,7 +113,9 @@ impl<'a> Units<'a> {
         let mut tail = self.rest.get(digits_end..)?;
         let mut fraction = None;
         if let Some(after_dot) = tail.strip_prefix('.') {
-            let end = after_dot.find(|ch: char| !ch.is_ascii_digit()).unwrap_or(after_dot.len());
+            let end = after_dot
+                .find(|ch: char| !ch.is_ascii_digit())
+                .unwrap_or(after_dot.len());
             fraction = Some(after_dot.get(..end)?);
             tail = after_dot.get(end..)?;
         }

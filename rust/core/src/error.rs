@@ -167,14 +167,26 @@ impl LineError {
         expected: impl Into<Cow<'static, str>>,
         found: impl Into<Cow<'static, str>>,
     ) -> Self {
-        Self { code, path, expected: expected.into(), found: found.into() }
+        Self {
+            code,
+            path,
+            expected: expected.into(),
+            found: found.into(),
+        }
     }
 
     /// A one-line message: `items/2/qty: expected integer, found string "three" (wrong_type)`.
     pub fn message(&self) -> String {
         let pointer = json_pointer(&self.path);
-        let location = if pointer.is_empty() { "input" } else { &pointer[1..] };
-        format!("{location}: expected {}, found {} ({})", self.expected, self.found, self.code)
+        let location = if pointer.is_empty() {
+            "input"
+        } else {
+            &pointer[1..]
+        };
+        format!(
+            "{location}: expected {}, found {} ({})",
+            self.expected, self.found, self.code
+        )
     }
 }
 
@@ -190,7 +202,11 @@ pub struct Limits {
 }
 
 impl Limits {
-    pub const DEFAULT: Self = Self { max_depth: 128, max_bytes: 8 * 1024 * 1024, max_errors: 20 };
+    pub const DEFAULT: Self = Self {
+        max_depth: 128,
+        max_bytes: 8 * 1024 * 1024,
+        max_errors: 20,
+    };
 }
 
 impl Default for Limits {

@@ -27,7 +27,10 @@ pub struct Meta {
 
 impl Meta {
     pub fn is_empty(&self) -> bool {
-        self.title.is_none() && self.description.is_none() && self.examples.is_empty() && !self.deprecated
+        self.title.is_none()
+            && self.description.is_none()
+            && self.examples.is_empty()
+            && !self.deprecated
     }
 }
 
@@ -112,9 +115,13 @@ pub enum Type {
         bounds: StringBounds,
     },
     /// A standard-library value carried as a string (see [`StringValue`]).
-    StrValue { value: StringValue },
+    StrValue {
+        value: StringValue,
+    },
     /// `Literal[...]`: JSON scalars (strings, integers, booleans, null).
-    Literal { values: Vec<Value> },
+    Literal {
+        values: Vec<Value>,
+    },
     /// An `enum.Enum` subclass with str or int values; `name` keys the side table.
     Enum {
         name: String,
@@ -132,7 +139,9 @@ pub enum Type {
         size: SizeBounds,
     },
     /// `tuple[A, B, C]`: a fixed-length tuple.
-    Tuple { items: Vec<Type> },
+    Tuple {
+        items: Vec<Type>,
+    },
     /// `dict[str, T]` / `Mapping[str, T]`.
     Dict {
         values: Box<Type>,
@@ -140,13 +149,23 @@ pub enum Type {
         size: SizeBounds,
     },
     /// `A | B | ...` (with `Optional[A]` as `A | None`). Variants are tried in order.
-    Union { variants: Vec<Type> },
+    Union {
+        variants: Vec<Type>,
+    },
     /// A record defined in [`Root::defs`].
-    Ref { name: String },
+    Ref {
+        name: String,
+    },
     /// A pydantic model: its schema is its own, it validates itself; `name` keys the side table.
-    Model { name: String, schema: Value },
+    Model {
+        name: String,
+        schema: Value,
+    },
     /// `Annotated[T, ...]` documentation on a nested type.
-    Annotated { inner: Box<Type>, meta: Meta },
+    Annotated {
+        inner: Box<Type>,
+        meta: Meta,
+    },
 }
 
 /// How a list-like value is built in Python.
@@ -178,7 +197,11 @@ pub struct Field {
     /// The default as JSON, shown in the schema. A missing optional field is left out of the
     /// built value, so Python applies its own default. A `null` default is `Some(Value::Null)`;
     /// only a missing key means "no default shown".
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub default: Option<Value>,
     #[serde(default, skip_serializing_if = "Meta::is_empty")]
     pub meta: Meta,

@@ -95,7 +95,9 @@ impl<'a> Instance for &'a Value {
             Value::Number(number) => {
                 let integral = number.is_i64()
                     || number.is_u64()
-                    || number.as_f64().is_some_and(|value| value.is_finite() && value.fract() == 0.0);
+                    || number
+                        .as_f64()
+                        .is_some_and(|value| value.is_finite() && value.fract() == 0.0);
                 if integral {
                     Kind::Integer
                 } else {
@@ -113,7 +115,9 @@ impl<'a> Instance for &'a Value {
     }
 
     fn as_number(&self) -> Option<Number> {
-        let Value::Number(number) = self else { return None };
+        let Value::Number(number) = self else {
+            return None;
+        };
         if let Some(value) = number.as_i64() {
             Some(Number::I64(value))
         } else if let Some(value) = number.as_u64() {
@@ -166,12 +170,17 @@ pub fn json_eq<A: Instance, B: Instance>(left: &A, right: &B) -> bool {
         (Kind::String, Kind::String) => left.as_str() == right.as_str(),
         (Kind::Array, Kind::Array) => {
             left.array_len() == right.array_len()
-                && left.array_items().zip(right.array_items()).all(|(a, b)| json_eq(&a, &b))
+                && left
+                    .array_items()
+                    .zip(right.array_items())
+                    .all(|(a, b)| json_eq(&a, &b))
         }
         (Kind::Object, Kind::Object) => {
             left.object_len() == right.object_len()
                 && left.object_items().all(|(key, a)| {
-                    right.object_get(key.as_ref()).is_some_and(|b| json_eq(&a, &b))
+                    right
+                        .object_get(key.as_ref())
+                        .is_some_and(|b| json_eq(&a, &b))
                 })
         }
         _ => false,

@@ -14,6 +14,9 @@ use serde_json::Value;
 #[derive(Clone)]
 pub(crate) struct PyInstance<'py>(pub(crate) Bound<'py, PyAny>);
 
+/// Objects up to this size are searched by scanning their keys.
+const SCAN_LIMIT: usize = 8;
+
 /// An object key, readable as `&str`.
 pub(crate) enum PyKey<'py> {
     Str(Bound<'py, PyString>),
@@ -30,7 +33,7 @@ impl AsRef<str> for PyKey<'_> {
     }
 }
 
-fn key<'py>(value: Bound<'py, PyAny>) -> PyKey<'py> {
+fn key(value: Bound<'_, PyAny>) -> PyKey<'_> {
     match value.cast_into::<PyString>() {
         Ok(text) if text.to_str().is_ok() => PyKey::Str(text),
         Ok(text) => PyKey::Text(text.to_string_lossy().into_owned()),
@@ -62,6 +65,19 @@ impl<'py> Instance for PyInstance<'py> {
 
     fn kind(&self) -> Kind {
         let value = &self.0;
+        // Exact type checks first: one pointer comparison each for the common JSON types.
+        if value.is_exact_instance_of::<PyString>() {
+            return Kind::String;
+        }
+        if value.is_exact_instance_of::<PyDict>() {
+            return Kind::Object;
+        }
+        if value.is_exact_instance_of::<PyInt>() {
+            return Kind::Integer;
+        }
+        if value.is_exact_instance_of::<PyList>() {
+            return Kind::Array;
+        }
         if value.is_instance_of::<PyString>() {
             Kind::String
         } else if value.is_instance_of::<PyBool>() {
@@ -89,7 +105,10 @@ impl<'py> Instance for PyInstance<'py> {
     }
 
     fn as_bool(&self) -> Option<bool> {
-        self.0.cast::<PyBool>().ok().map(|flag| flag.is_true())
+        self.0
+            .cast::<PyBool>()
+            .ok()
+            .map(pyo3::types::PyBoolMethods::is_true)
     }
 
     fn as_number(&self) -> Option<Number> {
@@ -123,7 +142,10 @@ impl<'py> Instance for PyInstance<'py> {
         if let Ok(list) = self.0.cast::<PyList>() {
             Some(list.len())
         } else {
-            self.0.cast::<PyTuple>().ok().map(|tuple| tuple.len())
+            self.0
+                .cast::<PyTuple>()
+                .ok()
+                .map(pyo3::types::PyTupleMethods::len)
         }
     }
 
@@ -138,11 +160,21 @@ impl<'py> Instance for PyInstance<'py> {
     }
 
     fn object_len(&self) -> Option<usize> {
-        self.0.cast::<PyDict>().ok().map(|dict| dict.len())
+        self.0
+            .cast::<PyDict>()
+            .ok()
+            .map(pyo3::types::PyDictMethods::len)
     }
 
     fn object_get(&self, key: &str) -> Option<Self> {
         let dict = self.0.cast::<PyDict>().ok()?;
+        if dict.len() <= SCAN_LIMIT {
+            // Comparing a few keys' cached UTF-8 beats allocating and hashing a new `str`.
+            return dict.iter().find_map(|(name, value)| {
+                let name = name.cast_into::<PyString>().ok()?;
+                (name.to_str().ok()? == key).then_some(PyInstance(value))
+            });
+        }
         dict.get_item(key).ok().flatten().map(PyInstance)
     }
 

@@ -1,4 +1,4 @@
-//! `ferrotool._core`: the only place where PyO3 appears.
+//! `ferrotool._core`: the only place where `PyO3` appears.
 mod derive;
 mod errors;
 mod instance;

@@ -137,7 +137,7 @@ impl PySchemaValidator {
                 .validate(&&value)
                 .map_err(|errors| validation_error(py, errors))?;
         }
-        Ok(crate::typed::value_to_python(py, &value)?)
+        crate::typed::value_to_python(py, &value)
     }
 
     /// True when raw JSON parses and is valid.

@@ -34,7 +34,7 @@ pub(crate) struct Context<'v, 'py> {
 
 type Built<'py> = Result<Option<Bound<'py, PyAny>>, Fatal>;
 
-impl<'v, 'py> Context<'v, 'py> {
+impl<'py> Context<'_, 'py> {
     pub(crate) fn new(max_errors: usize, max_depth: u16, lenient: bool) -> Self {
         Self {
             path: Vec::new(),
@@ -416,7 +416,7 @@ impl Engine {
                     Ok(())
                 })?;
                 context.leave();
-                self.check_size(
+                Self::check_size(
                     context,
                     count,
                     *min,
@@ -463,20 +463,19 @@ impl Engine {
                 source.items(&mut |source, index| {
                     count += 1;
                     context.path.push(Segment::Index(index));
-                    let result = match items.get(index) {
-                        Some(node) => self.value(node, source, context).map(|item| {
+                    let result = if let Some(node) = items.get(index) {
+                        self.value(node, source, context).map(|item| {
                             if let Some(item) = item {
                                 built.push(item);
                             }
-                        }),
-                        None => {
-                            let expected = format!("exactly {} items", items.len());
-                            source.skip().and_then(|()| {
-                                context
-                                    .error(ErrorCode::UnexpectedItem, expected, "an extra item")
-                                    .map(|_| ())
-                            })
-                        }
+                        })
+                    } else {
+                        let expected = format!("exactly {} items", items.len());
+                        source.skip().and_then(|()| {
+                            context
+                                .error(ErrorCode::UnexpectedItem, expected, "an extra item")
+                                .map(|_| ())
+                        })
                     };
                     context.path.pop();
                     result
@@ -522,7 +521,7 @@ impl Engine {
                     Ok(())
                 })?;
                 context.leave();
-                self.check_size(
+                Self::check_size(
                     context,
                     count,
                     *min,
@@ -548,33 +547,27 @@ impl Engine {
                 validate_json,
                 validate_python,
             } => {
-                let result = match source.raw()? {
-                    Some(raw) => validate_json.bind(py).call1((PyBytes::new(py, raw),)),
-                    None => {
-                        let remaining = context.max_depth.saturating_sub(context.depth);
-                        let value = match source.to_python(remaining) {
-                            Ok(value) => value,
-                            Err(Fatal::Stop) => return Err(context.too_deep()),
-                            Err(other) => return Err(other),
-                        };
-                        validate_python.bind(py).call1((value,))
-                    }
+                let result = if let Some(raw) = source.raw()? {
+                    validate_json.bind(py).call1((PyBytes::new(py, raw),))
+                } else {
+                    let remaining = context.max_depth.saturating_sub(context.depth);
+                    let value = match source.to_python(remaining) {
+                        Ok(value) => value,
+                        Err(Fatal::Stop) => return Err(context.too_deep()),
+                        Err(other) => return Err(other),
+                    };
+                    validate_python.bind(py).call1((value,))
                 };
                 match result {
                     Ok(value) => Ok(Some(value)),
-                    Err(error) => self.model_errors(py, name, &error, context).map(|()| None),
+                    Err(error) => Self::model_errors(py, name, &error, context).map(|()| None),
                 }
             }
         }
     }
 
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one call site per collection kind, each spelled out"
-    )]
-    fn check_size<'v, 'py>(
-        &self,
-        context: &mut Context<'v, 'py>,
+    fn check_size(
+        context: &mut Context<'_, '_>,
         count: usize,
         min: Option<u64>,
         max: Option<u64>,
@@ -759,21 +752,16 @@ impl Engine {
     }
 
     /// Turns a pydantic `ValidationError` into line errors under the current path.
-    fn model_errors<'v, 'py>(
-        &self,
+    fn model_errors<'py>(
         py: Python<'py>,
         name: &str,
         error: &PyErr,
-        context: &mut Context<'v, 'py>,
+        context: &mut Context<'_, 'py>,
     ) -> Result<(), Fatal> {
         let value = error.value(py);
-        let details = match value.call_method(
-            "errors",
-            (),
-            Some(&[("include_url", false)].into_py_dict(py)?),
-        ) {
-            Ok(details) => details,
-            Err(_) => return Err(Fatal::Python(error.clone_ref(py))),
+        let options = [("include_url", false)].into_py_dict(py)?;
+        let Ok(details) = value.call_method("errors", (), Some(&options)) else {
+            return Err(Fatal::Python(error.clone_ref(py)));
         };
         for detail in details.try_iter()? {
             let detail = detail?;

@@ -309,7 +309,7 @@ impl<'py> Compiler<'_, 'py> {
                 for variant in variants {
                     names.push(describe_type(variant));
                     let node = self.node(variant)?;
-                    compiled.push((self.mask(&node), node));
+                    compiled.push((node_mask(&node), node));
                 }
                 Node::Union {
                     variants: compiled,
@@ -328,29 +328,30 @@ impl<'py> Compiler<'_, 'py> {
             Type::Annotated { inner, .. } => self.node(inner)?,
         })
     }
+}
 
-    fn mask(&self, node: &Node) -> u8 {
-        use mask::{ALL, ARRAY, BOOL, NULL, NUMBER, OBJECT, STRING};
-        match node {
-            Node::Any | Node::Model { .. } => ALL,
-            Node::Null => NULL,
-            Node::Bool => BOOL,
-            Node::Int(_) | Node::Float(_) => NUMBER,
-            Node::Str(_) | Node::StrValue { .. } => STRING,
-            Node::Choice { values, .. } => values.iter().fold(0, |bits, (value, _)| {
-                bits | match value {
-                    Value::Null => NULL,
-                    Value::Bool(_) => BOOL,
-                    Value::Number(_) => NUMBER,
-                    Value::String(_) => STRING,
-                    Value::Array(_) => ARRAY,
-                    Value::Object(_) => OBJECT,
-                }
-            }),
-            Node::List { .. } | Node::Tuple { .. } => ARRAY,
-            Node::Dict { .. } | Node::Record(_) => OBJECT,
-            Node::Union { variants, .. } => variants.iter().fold(0, |bits, (mask, _)| bits | mask),
-        }
+/// JSON kinds a node may accept.
+fn node_mask(node: &Node) -> u8 {
+    use mask::{ALL, ARRAY, BOOL, NULL, NUMBER, OBJECT, STRING};
+    match node {
+        Node::Any | Node::Model { .. } => ALL,
+        Node::Null => NULL,
+        Node::Bool => BOOL,
+        Node::Int(_) | Node::Float(_) => NUMBER,
+        Node::Str(_) | Node::StrValue { .. } => STRING,
+        Node::Choice { values, .. } => values.iter().fold(0, |bits, (value, _)| {
+            bits | match value {
+                Value::Null => NULL,
+                Value::Bool(_) => BOOL,
+                Value::Number(_) => NUMBER,
+                Value::String(_) => STRING,
+                Value::Array(_) => ARRAY,
+                Value::Object(_) => OBJECT,
+            }
+        }),
+        Node::List { .. } | Node::Tuple { .. } => ARRAY,
+        Node::Dict { .. } | Node::Record(_) => OBJECT,
+        Node::Union { variants, .. } => variants.iter().fold(0, |bits, (mask, _)| bits | mask),
     }
 }
 

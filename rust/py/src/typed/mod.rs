@@ -49,7 +49,7 @@ pub(crate) fn input_bytes<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> 
 
 /// The `invalid_json` or `nesting_too_deep` error for a JSON syntax problem.
 pub(crate) fn json_error(
-    stream_position: jiter::LinePosition,
+    stream_position: &jiter::LinePosition,
     error_type: &JiterErrorType,
 ) -> LineError {
     if matches!(
@@ -104,7 +104,6 @@ pub(crate) fn too_large(size: usize, limits: &Limits) -> LineError {
 
 impl TypedValidator {
     fn finish<'py>(
-        &self,
         py: Python<'py>,
         built: Result<Option<Bound<'py, PyAny>>, Fatal>,
         errors: Vec<LineError>,
@@ -144,16 +143,20 @@ impl TypedValidator {
             let position = stream.error_position(error.index);
             return Err(validation_error(
                 py,
-                vec![json_error(position, &error.error_type)],
+                vec![json_error(&position, &error.error_type)],
             ));
         }
-        self.finish(py, built, context.errors)
+        Self::finish(py, built, context.errors)
     }
 }
 
 #[pymethods]
 impl TypedValidator {
     #[new]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the keyword arguments of the Python constructor"
+    )]
     #[pyo3(signature = (ir, objects, *, function=None, lenient=false, max_depth=Limits::DEFAULT.max_depth, max_bytes=Limits::DEFAULT.max_bytes, max_errors=Limits::DEFAULT.max_errors))]
     fn new(
         py: Python<'_>,
@@ -205,7 +208,7 @@ impl TypedValidator {
         let mut tree = Tree::python(data.clone());
         let mut context = Context::new(self.limits.max_errors, self.limits.max_depth, self.lenient);
         let built = self.engine.run(&mut tree, &mut context);
-        self.finish(py, built, context.errors)
+        Self::finish(py, built, context.errors)
     }
 
     /// Validates raw JSON arguments and calls the function with them.

@@ -306,7 +306,7 @@ fn python_shape(value: &Bound<'_, PyAny>) -> Shape {
     }
 }
 
-impl<'a, 'py> Source<'py> for Tree<'a, 'py> {
+impl<'py> Source<'py> for Tree<'_, 'py> {
     fn py(&self) -> Python<'py> {
         self.py
     }
