@@ -1,0 +1,416 @@
+"""The typed validator behind `function_schema` / `type_schema`: errors, limits, built values."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import decimal
+import enum
+import pathlib
+import uuid
+from typing import Annotated, Literal, NamedTuple, TypedDict
+
+import orjson
+import pydantic
+import pytest
+
+import ferrotool
+from ferrotool import Limits, Param, ValidationError
+
+
+@dataclasses.dataclass
+class LineItem:
+    sku: str
+    qty: int
+
+
+@dataclasses.dataclass
+class Order:
+    customer: str
+    items: list[LineItem]
+    note: str | None = None
+
+
+class Point(NamedTuple):
+    x: int
+    y: int = 0
+
+
+class Address(TypedDict):
+    street: str
+    zip: str
+
+
+class Color(enum.Enum):
+    RED = "red"
+    GREEN = "green"
+
+
+class Level(enum.Enum):
+    LOW = 1
+    HIGH = 2
+
+
+class Customer(pydantic.BaseModel):
+    name: str
+    age: int
+
+
+def create_order(order: Order, priority: int = 0) -> Order:
+    return order
+
+
+def errors_of(call: object, data: object) -> tuple[ferrotool.ErrorDetail, ...]:
+    with pytest.raises(ValidationError) as info:
+        call(data)  # type: ignore[operator]
+    assert info.value.errors, "a ValidationError must carry at least one error"
+    return info.value.errors
+
+
+# -- error details --------------------------------------------------------------------------------
+
+
+def test_wrong_type_deep_in_a_record_has_path_expected_and_found() -> None:
+    schema = ferrotool.function_schema(create_order)
+    raw = orjson.dumps(
+        {
+            "order": {
+                "customer": "ann",
+                "items": [
+                    {"sku": "a", "qty": 1},
+                    {"sku": "b", "qty": 2},
+                    {"sku": "c", "qty": "three"},
+                ],
+            }
+        }
+    )
+    (error,) = errors_of(schema.validate_json, raw)
+    assert error.code == "wrong_type"
+    assert error.path == ("order", "items", 2, "qty")
+    assert error.pointer == "/order/items/2/qty"
+    assert error.expected == "integer"
+    assert "three" in error.found
+    assert "string" in error.found
+    assert "order/items/2/qty" in error.message
+    assert "wrong_type" in error.message
+
+
+def test_all_errors_are_collected_in_input_order() -> None:
+    schema = ferrotool.function_schema(create_order)
+    raw = b'{"order": {"customer": 1, "items": [{"sku": 2, "qty": 1}, {"qty": "x"}]}, "priority": "hi"}'
+    errors = errors_of(schema.validate_json, raw)
+    found = [(e.code, e.path) for e in errors]
+    # A missing property is reported at the object that lacks it, naming it in `expected`.
+    assert found == [
+        ("wrong_type", ("order", "customer")),
+        ("wrong_type", ("order", "items", 0, "sku")),
+        ("missing_property", ("order", "items", 1)),
+        ("wrong_type", ("order", "items", 1, "qty")),
+        ("wrong_type", ("priority",)),
+    ] or sorted(found, key=str) == sorted(
+        [
+            ("wrong_type", ("order", "customer")),
+            ("wrong_type", ("order", "items", 0, "sku")),
+            ("missing_property", ("order", "items", 1)),
+            ("wrong_type", ("order", "items", 1, "qty")),
+            ("wrong_type", ("priority",)),
+        ],
+        key=str,
+    ), found
+    missing = [e for e in errors if e.code == "missing_property"]
+    assert "sku" in missing[0].expected
+
+
+@pytest.mark.parametrize("cap", [1, 3, 20])
+def test_errors_are_capped_at_max_errors(cap: int) -> None:
+    schema = ferrotool.type_schema(list[int], limits=Limits(max_errors=cap))
+    errors = errors_of(schema.validate_json, orjson.dumps(["x"] * 50))
+    assert len(errors) == cap
+    assert [e.path for e in errors] == [(i,) for i in range(cap)]
+
+
+def test_missing_required_is_reported_per_field() -> None:
+    def tool(a: int, b: str, c: bool = False) -> None: ...
+
+    errors = errors_of(ferrotool.function_schema(tool).validate_json, b"{}")
+    assert [(e.code, e.path) for e in errors] == [("missing_property", ())] * 2
+    assert ['"a"' in errors[0].expected, '"b"' in errors[1].expected] == [True, True]
+    nested = ferrotool.type_schema(list[LineItem]).validate_json
+    errors = errors_of(nested, b'[{"sku": "a", "qty": 1}, {}]')
+    assert [(e.code, e.path) for e in errors] == [("missing_property", (1,))] * 2
+    assert "sku" in errors[0].expected
+    assert "qty" in errors[1].expected
+
+
+def test_unknown_property_is_rejected_with_the_allowed_names() -> None:
+    def tool(city: str, days: int = 1) -> None: ...
+
+    (error,) = errors_of(ferrotool.function_schema(tool).validate_json, b'{"city": "x", "dayz": 2}')
+    assert error.code == "unexpected_property"
+    assert error.path == ("dayz",)
+    assert "city" in error.expected
+    assert "days" in error.expected
+
+
+def test_invalid_json_reports_line_and_column() -> None:
+    schema = ferrotool.type_schema(dict[str, int])
+    (error,) = errors_of(schema.validate_json, b'{"a": 1,\n "b": }')
+    assert error.code == "invalid_json"
+    assert "line 2" in error.found
+    assert "column" in error.found
+
+
+@pytest.mark.parametrize("raw", [b"", b"[1, 2", b"{'a': 1}", b"[1] x", b"NaN", b"01"])
+def test_malformed_json_is_invalid_json(raw: bytes) -> None:
+    (error,) = errors_of(ferrotool.type_schema(object).validate_json, raw)
+    assert error.code == "invalid_json"
+
+
+def test_huge_input_is_input_too_large() -> None:
+    schema = ferrotool.type_schema(list[int], limits=Limits(max_bytes=1000))
+    (error,) = errors_of(schema.validate_json, orjson.dumps(list(range(1000))))
+    assert error.code == "input_too_large"
+    assert schema.validate_json(orjson.dumps(list(range(10)))) == list(range(10))
+
+
+DEEP_JSON = (b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 100_000 + b"1" + b"}" * 100_000)
+
+
+@pytest.mark.parametrize("tp", [object, list[object], dict[str, object], int])
+def test_deep_json_is_rejected_never_a_crash(tp: object) -> None:
+    schema = ferrotool.type_schema(tp)
+    for raw in DEEP_JSON:
+        errors = errors_of(schema.validate_json, raw)
+        # A scalar type may stop at the outermost value's type; containers must hit the limit.
+        allowed = {"nesting_too_deep", "wrong_type"} if tp is int else {"nesting_too_deep"}
+        if tp == dict[str, object] and raw.startswith(b"["):
+            allowed.add("wrong_type")
+        assert errors[0].code in allowed, (tp, raw[:10], errors[0])
+
+
+def _deep_list(depth: int) -> list[object]:
+    nested: list[object] = []
+    for _ in range(depth):
+        nested = [nested]
+    return nested
+
+
+@pytest.mark.parametrize("tp", [object, list[object]])
+@pytest.mark.parametrize("depth", [200, 50_000])
+def test_deep_python_input_is_rejected_like_raw_json(tp: object, depth: int) -> None:
+    """`Limits.max_depth` holds for mappings too: `validate_python` must agree with `validate_json`."""
+    schema = ferrotool.type_schema(tp)
+    (json_error,) = errors_of(schema.validate_json, b"[" * depth + b"]" * depth)
+    assert json_error.code == "nesting_too_deep"
+    errors = errors_of(schema.validate_python, _deep_list(depth))
+    assert errors[0].code == "nesting_too_deep"
+
+
+def test_depth_limit_is_configurable() -> None:
+    schema = ferrotool.type_schema(object, limits=Limits(max_depth=3))
+    assert schema.validate_json(b"[[[]]]") == [[[]]]
+    (error,) = errors_of(schema.validate_json, b"[[[[]]]]")
+    assert error.code == "nesting_too_deep"
+
+
+# -- JSON semantics and leniency -----------------------------------------------------------------
+
+
+def test_numeric_string_is_rejected_by_default_and_coerced_when_lenient() -> None:
+    (error,) = errors_of(ferrotool.type_schema(int).validate_json, b'"5"')
+    assert error.code == "wrong_type"
+    lenient = ferrotool.type_schema(int, lenient=True)
+    assert lenient.validate_json(b'"5"') == 5
+    assert type(lenient.validate_json(b'"5"')) is int
+    assert ferrotool.type_schema(bool, lenient=True).validate_json(b'"true"') is True
+    assert ferrotool.type_schema(float, lenient=True).validate_json(b'"2.5"') == 2.5
+    errors_of(lenient.validate_json, b'"five"')
+
+
+def test_integral_float_is_an_int_and_bool_is_not() -> None:
+    schema = ferrotool.type_schema(int)
+    value = schema.validate_json(b"1.0")
+    assert value == 1
+    assert type(value) is int
+    for raw in (b"true", b"false", b"1.5", b"null"):
+        (error,) = errors_of(schema.validate_json, raw)
+        assert error.code == "wrong_type", raw
+    assert ferrotool.type_schema(float).validate_json(b"3") == 3.0
+    assert type(ferrotool.type_schema(float).validate_json(b"3")) is float
+    errors_of(ferrotool.type_schema(float).validate_json, b"true")
+    errors_of(ferrotool.type_schema(int).validate_python, True)
+
+
+def test_bytes_and_str_inputs_are_the_same() -> None:
+    schema = ferrotool.function_schema(create_order)
+    raw = '{"order": {"customer": "ünï", "items": []}}'
+    assert schema.validate_json(raw) == schema.validate_json(raw.encode())
+
+
+def test_non_utf8_bytes_give_a_clear_error() -> None:
+    with pytest.raises(ValueError, match=r"(?i)utf-?8"):
+        ferrotool.type_schema(str).validate_json(b'"\xff\xfe"')
+
+
+@pytest.mark.parametrize("bad", [5, 1.5, None, ["[]"], {"a": 1}])
+def test_raw_json_of_the_wrong_type_is_a_type_error(bad: object) -> None:
+    with pytest.raises(TypeError):
+        ferrotool.type_schema(object).validate_json(bad)  # type: ignore[arg-type]
+
+
+# -- built values -----------------------------------------------------------------------------
+
+
+def test_records_are_built() -> None:
+    raw = b'{"order": {"customer": "ann", "items": [{"sku": "a", "qty": 2}]}}'
+    kwargs = ferrotool.function_schema(create_order).validate_json(raw)
+    assert kwargs == {"order": Order("ann", [LineItem("a", 2)])}
+    assert type(kwargs["order"]) is Order
+    assert type(kwargs["order"].items[0]) is LineItem
+    assert "priority" not in kwargs, "a missing optional parameter is left to Python's default"
+    assert ferrotool.function_schema(create_order).call_json(raw) == Order(
+        "ann", [LineItem("a", 2)]
+    )
+
+    point = ferrotool.type_schema(Point).validate_json(b'{"x": 3}')
+    assert point == Point(3, 0)
+    assert type(point) is Point
+
+    address = ferrotool.type_schema(Address).validate_json(b'{"street": "s", "zip": "1"}')
+    assert address == {"street": "s", "zip": "1"}
+    assert type(address) is dict
+
+
+def test_enums_give_members() -> None:
+    assert ferrotool.type_schema(Color).validate_json(b'"green"') is Color.GREEN
+    assert ferrotool.type_schema(Level).validate_json(b"2") is Level.HIGH
+    (error,) = errors_of(ferrotool.type_schema(Color).validate_json, b'"blue"')
+    assert error.code == "not_in_enum"
+    assert "red" in error.expected
+    errors_of(ferrotool.type_schema(Level).validate_json, b'"2"')
+    assert ferrotool.type_schema(Literal["c", "f"]).validate_json(b'"f"') == "f"
+    (error,) = errors_of(ferrotool.type_schema(Literal["c", "f"]).validate_json, b'"k"')
+    assert error.code == "not_in_enum"
+    assert ferrotool.type_schema(Literal[1, True]).validate_json(b"true") is True
+    assert type(ferrotool.type_schema(Literal[1, True]).validate_json(b"1")) is int
+
+
+def test_collections_are_built() -> None:
+    assert ferrotool.type_schema(set[int]).validate_json(b"[3, 1]") == {1, 3}
+    assert type(ferrotool.type_schema(set[int]).validate_json(b"[]")) is set
+    frozen = ferrotool.type_schema(frozenset[str]).validate_json(b'["a"]')
+    assert frozen == frozenset({"a"})
+    assert type(frozen) is frozenset
+    assert ferrotool.type_schema(tuple[int, ...]).validate_json(b"[1, 2]") == (1, 2)
+    pair = ferrotool.type_schema(tuple[int, str]).validate_json(b'[1, "a"]')
+    assert pair == (1, "a")
+    assert type(pair) is tuple
+    (error,) = errors_of(ferrotool.type_schema(set[int]).validate_json, b"[1, 1]")
+    assert error.code == "duplicate_items"
+    errors = errors_of(ferrotool.type_schema(tuple[int, str]).validate_json, b'[1, "a", 2]')
+    assert errors[0].code in ("unexpected_item", "array_too_long")
+    errors = errors_of(ferrotool.type_schema(tuple[int, str]).validate_json, b"[1]")
+    assert errors[0].code in ("array_too_short", "missing_property")
+
+
+def test_standard_library_values_are_built() -> None:
+    cases: list[tuple[object, bytes, object]] = [
+        (
+            dt.datetime,
+            b'"2024-05-01T10:00:00.5+02:00"',
+            dt.datetime(2024, 5, 1, 10, 0, 0, 500000, dt.timezone(dt.timedelta(hours=2))),
+        ),
+        (dt.date, b'"2024-02-29"', dt.date(2024, 2, 29)),
+        (dt.time, b'"23:59:01Z"', dt.time(23, 59, 1, tzinfo=dt.UTC)),
+        (dt.timedelta, b'"P1DT2H3M4.5S"', dt.timedelta(days=1, hours=2, minutes=3, seconds=4.5)),
+        (dt.timedelta, b'"-PT1S"', dt.timedelta(seconds=-1)),
+        (
+            uuid.UUID,
+            b'"12345678-1234-5678-1234-567812345678"',
+            uuid.UUID("12345678-1234-5678-1234-567812345678"),
+        ),
+        (decimal.Decimal, b'"1.10"', decimal.Decimal("1.10")),
+        (pathlib.Path, b'"a/b.txt"', pathlib.Path("a/b.txt")),
+    ]
+    for tp, raw, expected in cases:
+        value = ferrotool.type_schema(tp).validate_json(raw)
+        assert value == expected, (tp, raw, value)
+        assert type(value) is type(expected), (tp, raw, type(value))
+    aware = ferrotool.type_schema(dt.datetime).validate_json(b'"2024-05-01T10:00:00+02:00"')
+    assert aware.utcoffset() == dt.timedelta(hours=2)
+    assert str(ferrotool.type_schema(decimal.Decimal).validate_json(b'"1.10"')) == "1.10"
+
+
+@pytest.mark.parametrize(
+    ("tp", "raw"),
+    [
+        (dt.datetime, b'"2024-05-01T10:00:00"'),  # no offset
+        (dt.datetime, b'"2024-02-30T10:00:00Z"'),
+        (dt.date, b'"2023-02-29"'),
+        (dt.time, b'"25:00:00Z"'),
+        (dt.timedelta, b'"P1Y"'),  # years have no fixed length
+        (uuid.UUID, b'"1234"'),
+        (decimal.Decimal, b'"1,5"'),
+        (decimal.Decimal, b"1.5"),  # a number, not a string
+    ],
+)
+def test_malformed_standard_library_values_are_rejected(tp: object, raw: bytes) -> None:
+    errors = errors_of(ferrotool.type_schema(tp).validate_json, raw)
+    assert errors[0].code in ("invalid_format", "pattern_mismatch", "wrong_type", "invalid_value")
+
+
+def test_param_constraints_are_checked() -> None:
+    def forecast(
+        days: Annotated[int, Param(ge=1, le=14)],
+        city: Annotated[str, Param(min_length=2, pattern="^[A-Z]")],
+        tags: Annotated[list[str], Param(max_items=2)] = [],  # noqa: B006
+    ) -> None: ...
+
+    schema = ferrotool.function_schema(forecast)
+    assert schema.validate_json(b'{"days": 14, "city": "Oslo"}') == {"days": 14, "city": "Oslo"}
+    errors = errors_of(schema.validate_json, b'{"days": 0, "city": "o", "tags": ["a", "b", "c"]}')
+    codes = {e.path: e.code for e in errors}
+    assert codes[("days",)] == "number_too_small"
+    assert codes[("city",)] in ("string_too_short", "pattern_mismatch")
+    assert codes[("tags",)] == "array_too_long"
+    (error,) = errors_of(schema.validate_json, b'{"days": 15, "city": "Oslo"}')
+    assert (error.code, error.path) == ("number_too_large", ("days",))
+    assert "14" in error.expected
+
+
+def test_union_tries_variants_and_reports_no_match() -> None:
+    schema = ferrotool.type_schema(int | list[str] | None)
+    assert schema.validate_json(b"null") is None
+    assert schema.validate_json(b'["a"]') == ["a"]
+    errors = errors_of(schema.validate_json, b'"x"')
+    assert errors[0].code in ("no_match", "wrong_type")
+
+
+# -- pydantic models -----------------------------------------------------------------------------
+
+
+def test_pydantic_parameters_are_validated_by_pydantic_under_the_parameter_path() -> None:
+    def register(customer: Customer, note: str = "") -> Customer:
+        return customer
+
+    schema = ferrotool.function_schema(register)
+    kwargs = schema.validate_json(b'{"customer": {"name": "ann", "age": 3}}')
+    assert kwargs == {"customer": Customer(name="ann", age=3)}
+    assert type(kwargs["customer"]) is Customer
+    errors = errors_of(schema.validate_json, b'{"customer": {"name": "ann", "age": "old"}}')
+    assert [e.path for e in errors] == [("customer", "age")]
+    errors = errors_of(schema.validate_json, b'{"customer": {"age": 3}}')
+    assert len(errors) == 1
+    assert errors[0].path[0] == "customer"
+    assert "name" in errors[0].path + (errors[0].expected,) or "name" in errors[0].message
+    errors = errors_of(schema.validate_json, b'{"customer": {"name": "a", "age": 1}, "note": 5}')
+    assert [(e.code, e.path) for e in errors] == [("wrong_type", ("note",))]
+    assert schema.call_json(b'{"customer": {"name": "b", "age": 1}}') == Customer(name="b", age=1)
+
+
+def test_validate_python_takes_a_mapping() -> None:
+    schema = ferrotool.function_schema(create_order)
+    data = {"order": {"customer": "ann", "items": [{"sku": "a", "qty": 1}]}, "priority": 2}
+    assert schema.validate_python(data) == schema.validate_json(orjson.dumps(data))
+    (error,) = errors_of(schema.validate_python, 5)
+    assert error.code == "wrong_type"
