@@ -97,7 +97,10 @@ def test_wrong_type_deep_in_a_record_has_path_expected_and_found() -> None:
 
 def test_all_errors_are_collected_in_input_order() -> None:
     schema = ferrotool.function_schema(create_order)
-    raw = b'{"order": {"customer": 1, "items": [{"sku": 2, "qty": 1}, {"qty": "x"}]}, "priority": "hi"}'
+    raw = (
+        b'{"order": {"customer": 1, "items": [{"sku": 2, "qty": 1}, {"qty": "x"}]}, '
+        b'"priority": "hi"}'
+    )
     errors = errors_of(schema.validate_json, raw)
     found = [(e.code, e.path) for e in errors]
     # A missing property is reported at the object that lacks it, naming it in `expected`.
@@ -198,12 +201,20 @@ def _deep_list(depth: int) -> list[object]:
 @pytest.mark.parametrize("tp", [object, list[object]])
 @pytest.mark.parametrize("depth", [200, 50_000])
 def test_deep_python_input_is_rejected_like_raw_json(tp: object, depth: int) -> None:
-    """`Limits.max_depth` holds for mappings too: `validate_python` must agree with `validate_json`."""
+    """`Limits.max_depth` holds for mappings too: `validate_python` agrees with `validate_json`."""
     schema = ferrotool.type_schema(tp)
     (json_error,) = errors_of(schema.validate_json, b"[" * depth + b"]" * depth)
     assert json_error.code == "nesting_too_deep"
     errors = errors_of(schema.validate_python, _deep_list(depth))
     assert errors[0].code == "nesting_too_deep"
+
+
+@pytest.mark.parametrize("max_depth", [500, 1000])
+def test_a_large_depth_limit_is_honoured(max_depth: int) -> None:
+    """`Limits` accepts up to 65535 levels: nesting within the limit is valid input."""
+    schema = ferrotool.type_schema(object, limits=Limits(max_depth=max_depth))
+    depth = max_depth - 1
+    assert schema.validate_json(b"[" * depth + b"]" * depth) == _deep_list(depth - 1)
 
 
 def test_depth_limit_is_configurable() -> None:
@@ -402,7 +413,7 @@ def test_pydantic_parameters_are_validated_by_pydantic_under_the_parameter_path(
     errors = errors_of(schema.validate_json, b'{"customer": {"age": 3}}')
     assert len(errors) == 1
     assert errors[0].path[0] == "customer"
-    assert "name" in errors[0].path + (errors[0].expected,) or "name" in errors[0].message
+    assert "name" in (*errors[0].path, errors[0].expected) or "name" in errors[0].message
     errors = errors_of(schema.validate_json, b'{"customer": {"name": "a", "age": 1}, "note": 5}')
     assert [(e.code, e.path) for e in errors] == [("wrong_type", ("note",))]
     assert schema.call_json(b'{"customer": {"name": "b", "age": 1}}') == Customer(name="b", age=1)
