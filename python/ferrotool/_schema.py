@@ -18,6 +18,8 @@ T = TypeVar("T")
 _DEFAULT_MAX_DEPTH = 128
 _DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 _DEFAULT_MAX_ERRORS = 20
+# The JSON parsers bound nesting themselves a little above this.
+_MAX_DEPTH_CEILING = 128
 
 
 @final
@@ -26,8 +28,8 @@ class Limits:
     """Bounds that protect a validator from hostile or accidental input.
 
     Attributes:
-        max_depth: The deepest nesting of arrays and objects accepted; deeper input is rejected
-            with a ``nesting_too_deep`` error (never a crash).
+        max_depth: The deepest nesting of arrays and objects accepted, 1 to 128; deeper input
+            is rejected with a ``nesting_too_deep`` error (never a crash).
         max_bytes: The largest raw JSON input accepted, in bytes (``input_too_large``).
         max_errors: How many errors are collected before validation stops.
     """
@@ -37,8 +39,10 @@ class Limits:
     max_errors: int = _DEFAULT_MAX_ERRORS
 
     def __post_init__(self) -> None:
-        if not 1 <= self.max_depth <= 65535:
-            raise ValueError(f"max_depth must be between 1 and 65535, got {self.max_depth}")
+        if not 1 <= self.max_depth <= _MAX_DEPTH_CEILING:
+            raise ValueError(
+                f"max_depth must be between 1 and {_MAX_DEPTH_CEILING}, got {self.max_depth}"
+            )
         if self.max_bytes < 1:
             raise ValueError(f"max_bytes must be positive, got {self.max_bytes}")
         if self.max_errors < 1:

@@ -209,12 +209,18 @@ def test_deep_python_input_is_rejected_like_raw_json(tp: object, depth: int) -> 
     assert errors[0].code == "nesting_too_deep"
 
 
-@pytest.mark.parametrize("max_depth", [500, 1000])
+@pytest.mark.parametrize("max_depth", [64, 128])
 def test_a_large_depth_limit_is_honoured(max_depth: int) -> None:
-    """`Limits` accepts up to 65535 levels: nesting within the limit is valid input."""
+    """Nesting up to the limit is valid input, in raw JSON and in Python values."""
     schema = ferrotool.type_schema(object, limits=Limits(max_depth=max_depth))
-    depth = max_depth - 1
-    assert schema.validate_json(b"[" * depth + b"]" * depth) == _deep_list(depth - 1)
+    assert schema.validate_json(b"[" * max_depth + b"]" * max_depth) == _deep_list(max_depth - 1)
+    assert schema.validate_python(_deep_list(max_depth - 1)) == _deep_list(max_depth - 1)
+
+
+@pytest.mark.parametrize("max_depth", [0, 129, 65535])
+def test_limits_refuse_a_depth_beyond_the_parsers_bound(max_depth: int) -> None:
+    with pytest.raises(ValueError, match="max_depth must be between 1 and 128"):
+        Limits(max_depth=max_depth)
 
 
 def test_depth_limit_is_configurable() -> None:

@@ -1,6 +1,6 @@
 //! `JsonSchemaValidator`: any JSON Schema draft 2020-12 document, compiled once, validating
 //! Python values in place or raw JSON.
-use ferrotool_core::error::{Limits, LineError, PathItem};
+use ferrotool_core::error::{ErrorCode, Limits, LineError, PathItem};
 use ferrotool_core::jsonschema::{Coercion, Options, SchemaValidator};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::errors::{error_details, validation_error};
 use crate::instance::{PyInstance, python_to_value};
-use crate::typed::{input_bytes, json_error_message, too_large};
+use crate::typed::{check_max_depth, input_bytes, json_error, too_large};
 
 /// A compiled JSON Schema (draft 2020-12).
 #[pyclass(name = "JsonSchemaValidator", module = "ferrotool._core", frozen)]
@@ -36,9 +36,88 @@ impl PySchemaValidator {
         if raw.len() > limits.max_bytes {
             return Err(validation_error(py, vec![too_large(raw.len(), limits)]));
         }
-        serde_json::from_slice(raw)
-            .map_err(|error| validation_error(py, vec![json_error_message(&error)]))
+        if nesting_exceeds(raw, limits.max_depth) {
+            return Err(validation_error(py, vec![too_deep(limits.max_depth)]));
+        }
+        match jiter::JsonValue::parse(raw, false) {
+            Ok(value) => Ok(jiter_to_value(&value)),
+            Err(error) => {
+                let position = error.get_position(raw);
+                let error_type = jiter::JiterErrorType::JsonError(error.error_type);
+                Err(validation_error(
+                    py,
+                    vec![json_error(&position, &error_type)],
+                ))
+            }
+        }
     }
+}
+
+/// True when arrays and objects in raw JSON nest deeper than `max_depth` (a byte scan that skips
+/// strings; malformed JSON is left to the parser).
+fn nesting_exceeds(raw: &[u8], max_depth: u16) -> bool {
+    let mut depth: u32 = 0;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &byte in raw {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if byte == b'\\' {
+                escaped = true;
+            } else if byte == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > u32::from(max_depth) {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A parsed value as `serde_json::Value` (the parse bounded its depth).
+fn jiter_to_value(value: &jiter::JsonValue<'_>) -> Value {
+    match value {
+        jiter::JsonValue::Null => Value::Null,
+        jiter::JsonValue::Bool(flag) => Value::Bool(*flag),
+        jiter::JsonValue::Int(number) => Value::from(*number),
+        jiter::JsonValue::BigInt(number) => number
+            .to_string()
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map_or(Value::Null, Value::Number),
+        jiter::JsonValue::Float(number) => {
+            serde_json::Number::from_f64(*number).map_or(Value::Null, Value::Number)
+        }
+        jiter::JsonValue::Str(text) => Value::String(text.to_string()),
+        jiter::JsonValue::Array(items) => Value::Array(items.iter().map(jiter_to_value).collect()),
+        jiter::JsonValue::Object(entries) => Value::Object(
+            entries
+                .iter()
+                .map(|(key, item)| (key.to_string(), jiter_to_value(item)))
+                .collect(),
+        ),
+    }
+}
+
+fn too_deep(max_depth: u16) -> LineError {
+    LineError::new(
+        ErrorCode::NestingTooDeep,
+        Vec::new(),
+        format!("at most {max_depth} levels of nesting"),
+        "deeper nesting",
+    )
 }
 
 fn apply_coercions(value: &mut Value, coercions: Vec<Coercion>) {
@@ -74,6 +153,7 @@ impl PySchemaValidator {
         max_bytes: usize,
         max_errors: usize,
     ) -> PyResult<Self> {
+        check_max_depth(max_depth)?;
         let schema = schema_value(schema)?;
         let mut documents = Vec::new();
         if let Some(resources) = resources {

@@ -9,7 +9,10 @@ use pyo3::types::{
 };
 use serde_json::Value;
 
-use super::compile::{Build, Compiled, Node, RecordNode, mask};
+use super::compile::{Build, Compiled, FieldDefault, Node, RecordNode, mask};
+
+/// `object.__new__`, looked up once per interpreter.
+static OBJECT_NEW: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
 use super::convert::big_int;
 use super::source::{Fatal, Head, Shape, Source};
 use ferrotool_core::duration::parse_duration;
@@ -682,7 +685,26 @@ impl Engine {
         }
         context.enter()?;
         let mark = context.errors.len();
-        let kwargs = PyDict::new(py);
+        // A plain dataclass receives its fields straight into the new instance's `__dict__`.
+        let (instance, kwargs) = match &record.build {
+            Build::Dataclass { class, .. } => {
+                let class = class.bind(py);
+                let instance = OBJECT_NEW
+                    .get_or_try_init(py, || {
+                        py.get_type::<pyo3::types::PyAny>()
+                            .getattr("__new__")
+                            .map(Bound::unbind)
+                    })?
+                    .bind(py)
+                    .call1((class,))?;
+                let fields = instance
+                    .getattr(pyo3::intern!(py, "__dict__"))?
+                    .cast_into::<PyDict>()
+                    .map_err(PyErr::from)?;
+                (Some(instance), fields)
+            }
+            _ => (None, PyDict::new(py)),
+        };
         let mut seen = Seen::new(record.fields.len());
         source.entries(
             &mut |key| record.field_index(key).ok_or_else(|| Box::<str>::from(key)),
@@ -721,11 +743,8 @@ impl Engine {
         if record.required_count > 0 {
             for (index, field) in record.fields.iter().enumerate() {
                 if field.required && !seen.contains(index) {
-                    context.path.push(Segment::Field(&field.name));
-                    let result =
-                        context.error(ErrorCode::MissingProperty, "a value (required)", "nothing");
-                    context.path.pop();
-                    result?;
+                    let expected = describe_str(&field.name).replacen("string", "property", 1);
+                    context.error(ErrorCode::MissingProperty, expected, "object without it")?;
                 }
             }
         }
@@ -734,6 +753,42 @@ impl Engine {
         }
         match &record.build {
             Build::Dict => Ok(Some(kwargs.into_any())),
+            Build::Dataclass {
+                defaults,
+                post_init,
+                ..
+            } => {
+                let Some(instance) = instance else {
+                    return Ok(None);
+                };
+                for (key, default) in defaults {
+                    let key = key.bind(py);
+                    if !kwargs.contains(key)? {
+                        let value = match default {
+                            FieldDefault::Value(value) => value.bind(py).clone(),
+                            FieldDefault::Factory(factory) => factory.bind(py).call0()?,
+                        };
+                        kwargs.set_item(key, value)?;
+                    }
+                }
+                if *post_init {
+                    match instance.call_method0(pyo3::intern!(py, "__post_init__")) {
+                        Ok(_) => {}
+                        Err(error)
+                            if error.is_instance_of::<PyValueError>(py)
+                                || error.is_instance_of::<PyTypeError>(py) =>
+                        {
+                            return context.error(
+                                ErrorCode::InvalidValue,
+                                format!("a valid {}", record.name),
+                                error.to_string(),
+                            );
+                        }
+                        Err(error) => return Err(Fatal::Python(error)),
+                    }
+                }
+                Ok(Some(instance))
+            }
             Build::Call(class) => match class.bind(py).call((), Some(&kwargs)) {
                 Ok(value) => Ok(Some(value)),
                 Err(error)

@@ -68,6 +68,68 @@ pub(crate) enum Build {
     Dict,
     /// `cls(**fields)` (dataclass, `NamedTuple`).
     Call(Py<PyAny>),
+    /// A plain dataclass, built the way its generated `__init__` would: a new instance whose
+    /// `__dict__` receives the fields directly, then defaults, then `__post_init__`.
+    Dataclass {
+        class: Py<PyAny>,
+        /// `(field key, default)` for fields that may be missing.
+        defaults: Vec<(Py<PyString>, FieldDefault)>,
+        post_init: bool,
+    },
+}
+
+/// How a missing dataclass field gets its value.
+pub(crate) enum FieldDefault {
+    Value(Py<PyAny>),
+    Factory(Py<PyAny>),
+}
+
+/// The fast dataclass build when it is exactly equivalent to calling `cls(**fields)`: the
+/// `__init__` is the generated one, every field is an `init` field with a `__dict__` slot.
+fn dataclass_build(class: &Bound<'_, PyAny>) -> PyResult<Option<Build>> {
+    let py = class.py();
+    let has_own = |name: &str| -> PyResult<bool> { class.getattr("__dict__")?.contains(name) };
+    if has_own("__slots__")? {
+        return Ok(None);
+    }
+    let init = class.getattr("__init__")?;
+    let generated = init
+        .getattr("__code__")
+        .and_then(|code| code.getattr("co_filename"))
+        .and_then(|name| name.extract::<String>())
+        .is_ok_and(|name| name == "<string>");
+    if !generated {
+        return Ok(None);
+    }
+    let dataclasses = py.import("dataclasses")?;
+    let missing = dataclasses.getattr("MISSING")?;
+    let field_kind = dataclasses.getattr("_FIELD")?;
+    let mut defaults = Vec::new();
+    for field in class
+        .getattr("__dataclass_fields__")?
+        .call_method0("values")?
+        .try_iter()?
+    {
+        let field = field?;
+        if !field.getattr("_field_type")?.is(&field_kind) || !field.getattr("init")?.is_truthy()? {
+            return Ok(None);
+        }
+        let name: String = field.getattr("name")?.extract()?;
+        let key = PyString::intern(py, &name).unbind();
+        let default = field.getattr("default")?;
+        let factory = field.getattr("default_factory")?;
+        if !default.is(&missing) {
+            defaults.push((key, FieldDefault::Value(default.unbind())));
+        } else if !factory.is(&missing) {
+            defaults.push((key, FieldDefault::Factory(factory.unbind())));
+        }
+    }
+    let post_init = class.hasattr("__post_init__")?;
+    Ok(Some(Build::Dataclass {
+        class: class.clone().unbind(),
+        defaults,
+        post_init,
+    }))
 }
 
 pub(crate) struct FieldNode {
@@ -104,6 +166,8 @@ pub(crate) struct Compiled {
 }
 
 const LOOKUP_THRESHOLD: usize = 8;
+/// Allowed property names listed in an `unexpected_property` error before `...`.
+const MAX_NAMES: usize = 8;
 
 struct Compiler<'a, 'py> {
     py: Python<'py>,
@@ -189,11 +253,20 @@ impl<'py> Compiler<'_, 'py> {
                 .collect()
         });
         let required_count = fields.iter().filter(|field| field.required).count();
-        let names: Vec<&str> = fields.iter().map(|field| &*field.name).collect();
-        let allowed = if names.is_empty() {
-            "no properties".to_owned()
+        let allowed = if fields.is_empty() {
+            "no other properties".to_owned()
         } else {
-            format!("only the properties {}", names.join(", "))
+            let names: Vec<String> = fields
+                .iter()
+                .take(MAX_NAMES)
+                .map(|field| format!("{:?}", &*field.name))
+                .collect();
+            let more = if fields.len() > MAX_NAMES {
+                ", ..."
+            } else {
+                ""
+            };
+            format!("one of the properties {}{more}", names.join(", "))
         };
         Ok(RecordNode {
             allowed,
@@ -235,7 +308,11 @@ impl<'py> Compiler<'_, 'py> {
         };
         let build = match style.as_str() {
             "typeddict" => Build::Dict,
-            "dataclass" | "namedtuple" | "class" => Build::Call(class.unbind()),
+            "dataclass" => match dataclass_build(&class)? {
+                Some(build) => build,
+                None => Build::Call(class.unbind()),
+            },
+            "namedtuple" | "class" => Build::Call(class.unbind()),
             other => {
                 return Err(schema_error(format!(
                     "{name:?} has unknown record style {other:?}"

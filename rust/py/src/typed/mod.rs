@@ -74,22 +74,17 @@ pub(crate) fn json_error(
     )
 }
 
-/// The `invalid_json` error for a `serde_json` parse failure.
-pub(crate) fn json_error_message(error: &serde_json::Error) -> LineError {
-    if error.to_string().contains("recursion limit") {
-        return LineError::new(
-            ErrorCode::NestingTooDeep,
-            Vec::new(),
-            "less deeply nested JSON",
-            "deeper nesting",
-        );
+/// The deepest `max_depth` accepted: the JSON parser's own bound stays above it.
+pub(crate) const MAX_DEPTH_CEILING: u16 = 128;
+
+/// Rejects a `max_depth` the parsers cannot honour.
+pub(crate) fn check_max_depth(max_depth: u16) -> PyResult<()> {
+    if max_depth == 0 || max_depth > MAX_DEPTH_CEILING {
+        return Err(PyValueError::new_err(format!(
+            "max_depth must be between 1 and {MAX_DEPTH_CEILING}, got {max_depth}"
+        )));
     }
-    LineError::new(
-        ErrorCode::InvalidJson,
-        Vec::new(),
-        "valid JSON",
-        format!("{error}"),
-    )
+    Ok(())
 }
 
 /// The `input_too_large` error.
@@ -168,6 +163,7 @@ impl TypedValidator {
         max_bytes: usize,
         max_errors: usize,
     ) -> PyResult<Self> {
+        check_max_depth(max_depth)?;
         let root: Root = serde_json::from_slice(ir)
             .map_err(|error| PyValueError::new_err(format!("invalid type IR: {error}")))?;
         if root.version != ferrotool_core::ir::IR_VERSION {

@@ -288,6 +288,28 @@ fn python_head<'s>(value: &'s Bound<'_, PyAny>) -> Result<Head<'s>, Fatal> {
     Ok(Head::Other(value.get_type().name()?.to_cow()?.into_owned()))
 }
 
+/// Fails with `Fatal::Stop` when lists, tuples and dicts nest deeper than `max_depth` (walked
+/// with an explicit stack, so no input can exhaust the native one).
+fn check_depth(value: &Bound<'_, PyAny>, max_depth: u16) -> Result<(), Fatal> {
+    let mut pending = vec![(value.clone(), 0u16)];
+    while let Some((current, depth)) = pending.pop() {
+        let children: Vec<Bound<'_, PyAny>> = if let Ok(list) = current.cast::<PyList>() {
+            list.iter().collect()
+        } else if let Ok(tuple) = current.cast::<PyTuple>() {
+            tuple.iter().collect()
+        } else if let Ok(dict) = current.cast::<PyDict>() {
+            dict.values().iter().collect()
+        } else {
+            continue;
+        };
+        if depth >= max_depth {
+            return Err(Fatal::Stop);
+        }
+        pending.extend(children.into_iter().map(|child| (child, depth + 1)));
+    }
+    Ok(())
+}
+
 fn python_shape(value: &Bound<'_, PyAny>) -> Shape {
     if value.is_instance_of::<PyString>() {
         Shape::String
@@ -426,7 +448,10 @@ impl<'py> Source<'py> for Tree<'_, 'py> {
     fn to_python(&mut self, max_depth: u16) -> Result<Bound<'py, PyAny>, Fatal> {
         match &self.current {
             Node::Json(value) => json_to_python(self.py, value, max_depth),
-            Node::Python(value) => Ok(value.clone()),
+            Node::Python(value) => {
+                check_depth(value, max_depth)?;
+                Ok(value.clone())
+            }
         }
     }
 
