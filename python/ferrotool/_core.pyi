@@ -3,6 +3,14 @@
 from collections.abc import Callable, Mapping
 from typing import final
 
+__all__ = [
+    "ErrorDetail",
+    "JsonSchemaValidator",
+    "TypedValidator",
+    "ValidationError",
+    "__version__",
+    "derive_schema",
+]
 __version__: str
 
 class ValidationError(ValueError):
@@ -40,7 +48,7 @@ class ErrorDetail:
 
         For example ``items/2/qty: expected integer, found string "three" (wrong_type)``.
         """
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
 @final
@@ -58,11 +66,11 @@ class TypedValidator:
         max_bytes: int = 8388608,
         max_errors: int = 20,
     ) -> TypedValidator: ...
-    def validate_json(self, data: str | bytes, /) -> object:
+    def validate_json(self, data: str | bytes) -> object:
         """Parse and validate raw JSON in one pass; return the typed value."""
-    def validate_python(self, data: object, /) -> object:
+    def validate_python(self, data: object) -> object:
         """Validate an already parsed value; return the typed value."""
-    def call_json(self, data: str | bytes, /) -> object:
+    def call_json(self, data: str | bytes) -> object:
         """Validate raw JSON arguments and call the function with them."""
     @property
     def lenient(self) -> bool: ...
@@ -109,15 +117,15 @@ class JsonSchemaValidator:
         max_bytes: int = 8388608,
         max_errors: int = 20,
     ) -> JsonSchemaValidator: ...
-    def is_valid(self, instance: object, /) -> bool:
+    def is_valid(self, instance: object) -> bool:
         """Return whether the value is valid, stopping at the first problem."""
-    def validate(self, instance: object, /) -> None:
+    def validate(self, instance: object) -> None:
         """Raise `ValidationError` listing every problem (up to ``max_errors``)."""
-    def errors(self, instance: object, /) -> tuple[ErrorDetail, ...]:
+    def errors(self, instance: object) -> tuple[ErrorDetail, ...]:
         """Return every problem found (up to ``max_errors``); empty when valid."""
-    def validate_json(self, data: str | bytes, /) -> object:
+    def validate_json(self, data: str | bytes) -> object:
         """Parse raw JSON, validate it and return the parsed value (coerced when lenient)."""
-    def is_valid_json(self, data: str | bytes, /) -> bool:
+    def is_valid_json(self, data: str | bytes) -> bool:
         """Return whether raw JSON parses and is valid."""
     @property
     def lenient(self) -> bool: ...

@@ -258,7 +258,10 @@ def test_scalar_and_standard_library_mappings() -> None:
         "at": {"type": "string", "format": "time"},
         "span": {
             "type": "string",
-            "pattern": r"^-?P(?=\d|T\d)(?:\d+W)?(?:\d+D)?(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d{1,6})?S)?)?$",
+            "pattern": (
+                r"^-?P(?=\d|T\d)(?:\d+W)?(?:\d+D)?"
+                r"(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d{1,6})?S)?)?$"
+            ),
         },
         "key": {"type": "string", "format": "uuid"},
         "amount": {
