@@ -143,7 +143,7 @@ fn locate<'v>(value: &'v mut Value, path: &[PathItem]) -> Option<&'v mut Value> 
 #[pymethods]
 impl PySchemaValidator {
     #[new]
-    #[pyo3(signature = (schema, *, resources=None, lenient=false, assert_formats=false, max_depth=128, max_bytes=8388608, max_errors=20))]
+    #[pyo3(signature = (schema, *, resources=None, lenient=false, assert_formats=false, max_depth=128, max_bytes=8_388_608, max_errors=20))]
     fn new(
         schema: &Bound<'_, PyAny>,
         resources: Option<&Bound<'_, PyDict>>,

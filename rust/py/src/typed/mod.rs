@@ -152,7 +152,7 @@ impl TypedValidator {
         clippy::too_many_arguments,
         reason = "the keyword arguments of the Python constructor"
     )]
-    #[pyo3(signature = (ir, objects, *, function=None, lenient=false, max_depth=128, max_bytes=8388608, max_errors=20))]
+    #[pyo3(signature = (ir, objects, *, function=None, lenient=false, max_depth=128, max_bytes=8_388_608, max_errors=20))]
     fn new(
         py: Python<'_>,
         ir: &[u8],
