@@ -56,6 +56,14 @@ class Measurement:
     def min_us(self) -> float:
         return min(self.times_us)
 
+    @property
+    def spread(self) -> float:
+        """The interquartile range of the repeats, as a fraction of the median."""
+        if len(self.times_us) < 2:
+            return 0.0
+        low, _, high = statistics.quantiles(self.times_us, n=4)
+        return (high - low) / self.median_us
+
 
 @dataclass(frozen=True)
 class Target:
@@ -299,6 +307,7 @@ def machine() -> dict[str, str]:
                 versions[module] = "not installed"
     core = Path(sys.modules["ferrotool._core"].__file__ or "")
     return {
+        "ferrotool_path": str(core.parent),
         "cpus": str(os.cpu_count()),
         "core_extension_bytes": str(core.stat().st_size) if core.is_file() else "?",
         "cpu_model": cpu,
@@ -340,7 +349,7 @@ def markdown(results: list[Measurement], info: dict[str, str], repeats: int) -> 
         if not rows:
             continue
         lines += [f"### {title}", ""]
-        header = ["case", "implementation", "median µs"]
+        header = ["case", "implementation", "median µs", "IQR"]
         if base:
             header.append("x floor")
         if ours:
@@ -350,7 +359,7 @@ def markdown(results: list[Measurement], info: dict[str, str], repeats: int) -> 
         lines.append("| " + " | ".join(header) + " |")
         lines.append("|" + "|".join(["---", "---"] + ["---:"] * (len(header) - 2)) + "|")
         for m in rows:
-            cells = [m.case, m.impl, _fmt_us(m.median_us)]
+            cells = [m.case, m.impl, _fmt_us(m.median_us), f"{m.spread:.0%}"]
             if base:
                 b = _find(results, group, m.case, base)
                 cells.append(f"{m.median_us / b.median_us:.2f}" if b else "")
@@ -374,8 +383,8 @@ def markdown(results: list[Measurement], info: dict[str, str], repeats: int) -> 
             lines.append(f"| {t.name} | {t.measured:.2f}x | {sign} {t.limit:g}x | {t.verdict()} |")
         lines.append("")
     lines.append(
-        f"Medians of {repeats} repeats; {info['cpus']} CPUs, {info['cpu_model']}, "
-        f"Python {info['python']}."
+        f"Medians of {repeats} repeats (IQR: interquartile range of the repeats, relative to "
+        f"the median); {info['cpus']} CPUs, {info['cpu_model']}, Python {info['python']}."
     )
     return "\n".join(lines) + "\n"
 
@@ -434,7 +443,10 @@ def main(argv: list[str] | None = None) -> int:
         "repeats": repeats,
         "target_ms": target_s * 1000,
         "elapsed_s": round(elapsed, 1),
-        "results": [{**asdict(m), "median_us": m.median_us, "min_us": m.min_us} for m in results],
+        "results": [
+            {**asdict(m), "median_us": m.median_us, "min_us": m.min_us, "iqr_fraction": m.spread}
+            for m in results
+        ],
         "targets": [{**asdict(t), "met": t.met} for t in targets(results)],
     }
     json_path = args.json or (None if args.quick else HERE / "results.json")
