@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -30,14 +31,13 @@ def _spy(case: c.Case) -> tuple[Callable[..., Any], list[dict[str, Any]]]:
     """The case's function, wrapped (signature kept) to record the arguments it receives."""
     fn = case.factory()
     seen: list[dict[str, Any]] = []
-    inner_code = fn
 
     def record(**kwargs: Any) -> Any:
         seen.append(kwargs)
-        return inner_code(**kwargs)
+        return fn(**kwargs)
 
     # Keep the original signature and annotations so every library derives the same schema.
-    record.__signature__ = __import__("inspect").signature(fn)  # type: ignore[attr-defined]
+    record.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
     record.__annotations__ = fn.__annotations__
     record.__name__ = fn.__name__
     record.__qualname__ = fn.__qualname__
@@ -53,7 +53,7 @@ def test_payloads_match_the_spec() -> None:
     assert len(c.S3_PAYLOAD) == 12
     for case in c.CASES:
         fn = case.factory()
-        params = __import__("inspect").signature(fn).parameters
+        params = inspect.signature(fn).parameters
         assert set(case.payload) == set(params), case.name  # every field present
 
 
