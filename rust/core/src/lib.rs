@@ -6,6 +6,7 @@
 
 pub mod checks;
 pub mod derive;
+pub mod dialect;
 pub mod duration;
 pub mod error;
 pub mod formats;
