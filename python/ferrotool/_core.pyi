@@ -10,6 +10,7 @@ __all__ = [
     "ValidationError",
     "__version__",
     "derive_schema",
+    "provider_schema",
 ]
 __version__: str
 
@@ -134,3 +135,17 @@ class JsonSchemaValidator:
 
 def derive_schema(ir: bytes, /) -> bytes:
     """Derive the JSON Schema (draft 2020-12) of a type IR document, as JSON bytes."""
+
+def provider_schema(
+    schema: bytes, dialect: str, /
+) -> tuple[bytes, tuple[tuple[str, str, str, bool], ...], bool]:
+    """Transform a JSON Schema (JSON bytes) into a provider's dialect.
+
+    ``dialect`` is ``"openai_strict"``, ``"anthropic_strict"`` or ``"gemini"``. Returns the
+    transformed schema (compact JSON bytes), every change made as ``(pointer, keyword, message,
+    lossy)`` (``pointer`` locates the schema in the input; ``lossy`` is false for a change that
+    makes strict mode unfaithful), and whether the result is faithful (every change lossy only).
+
+    Raises:
+        ValueError: ``schema`` is not valid JSON or ``dialect`` is unknown.
+    """

@@ -1,5 +1,6 @@
 //! `ferrotool._core`: the only place where `PyO3` appears.
 mod derive;
+mod dialect;
 mod errors;
 mod instance;
 mod schema_validator;
@@ -18,5 +19,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<typed::TypedValidator>()?;
     m.add_class::<schema_validator::PySchemaValidator>()?;
     m.add_function(wrap_pyfunction!(derive::derive_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(dialect::provider_schema, m)?)?;
     Ok(())
 }
