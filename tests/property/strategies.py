@@ -19,8 +19,10 @@ import uuid
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, NamedTuple, TypedDict
 
+import orjson
 from hypothesis import strategies as st
 
+import ferrotool
 from ferrotool import Param
 
 Json = Any
@@ -350,13 +352,41 @@ class _Tagged:
     value: Any
 
 
+_PLAIN_KINDS = {
+    str: "string",
+    dict: "object",
+    list: "array",
+    tuple: "array",
+    set: "array",
+    frozenset: "array",
+    int: "number",
+    float: "number",
+    bool: "bool",
+    type(None): "null",
+}
+
+
 def _belongs(gen: Gen, value: Any) -> bool:
     """Whether a drawn value comes from ``gen`` (variants have disjoint JSON kinds)."""
+    # Plain values can be iterated, printed or read as a record with no fields: without this
+    # check a str or a dict would "dump" as an array, an empty tuple or None as a string, 0 as
+    # an empty record.
+    plain = _PLAIN_KINDS.get(type(value))
+    if plain is not None and plain not in gen.kinds:
+        return False
     try:
         dumped = gen.dump(value)
     except Exception:
         return False
-    return _json_kind_full(dumped) in gen.kinds
+    if _json_kind_full(dumped) not in gen.kinds:
+        return False
+    # Many dumps accept anything (str() of an object, a record with no fields): the value
+    # belongs to the variant only if the variant reads its own dump back as the value.
+    try:
+        back = ferrotool.type_schema(gen.tp).validate_json(orjson.dumps(dumped))
+    except ferrotool.ValidationError:
+        return False
+    return same(back, value)
 
 
 def _json_kind_full(value: Json) -> str:

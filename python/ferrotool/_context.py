@@ -1,0 +1,205 @@
+"""What a tool receives besides its arguments: the runtime context, the emitter, the agent."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final, Protocol, TypeVar, final, runtime_checkable
+
+from ferrotool._content import ContentBlock, TextBlock
+from ferrotool._results import ToolUseBlock
+
+T = TypeVar("T")
+
+_log = logging.getLogger("ferrotool")
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """The agent on whose behalf a tool runs; any object with a ``name`` qualifies."""
+
+    @property
+    def name(self) -> str:
+        """The agent's name."""
+        ...
+
+
+class AgentState:
+    """Base class of an agent's state, handed to tools declared ``state_injected``.
+
+    Subclass it for your agent's state. A tool parameter annotated with `AgentState` (or a
+    subclass) receives `RuntimeContext.agent_state`, or else the agent's ``state`` attribute.
+    """
+
+
+@final
+@dataclass(frozen=True, slots=True, eq=False)
+class RuntimeContext:
+    """Per-call context: who is calling, and the values tools may ask for by type. Immutable.
+
+    Middleware builds a new context (``with_value``, ``with_scratch``) before the call; a tool
+    reads it. Typed values reach a tool parameter annotated with their type (or a base class)
+    without appearing in the tool's schema.
+
+    Attributes:
+        user_id: The user the call is for.
+        session_id: The session the call belongs to.
+        agent_state: The calling agent's state for this call, if any.
+        values: The typed layer: each value by its type (read with `get`).
+        scratch: String-keyed values for messages from middleware to tools.
+    """
+
+    user_id: str | None = None
+    session_id: str | None = None
+    agent_state: AgentState | None = None
+    values: Mapping[type, object] = field(default_factory=lambda: MappingProxyType({}))
+    scratch: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def of(
+        cls,
+        *values: object,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        agent_state: AgentState | None = None,
+        scratch: Mapping[str, object] | None = None,
+    ) -> RuntimeContext:
+        """A context holding ``values``, each under its own type."""
+        return cls(
+            user_id=user_id,
+            session_id=session_id,
+            agent_state=agent_state,
+            values=MappingProxyType({type(value): value for value in values}),
+            scratch=MappingProxyType(dict(scratch or {})),
+        )
+
+    def get(self, tp: type[T]) -> T | None:
+        """The value of type ``tp``: an exact match, else the most specific stored subtype.
+
+        `RuntimeContext` itself returns this context.
+        """
+        if tp is RuntimeContext:
+            return self  # type: ignore[return-value]  # T is RuntimeContext here
+        exact = self.values.get(tp)
+        if exact is not None:
+            return exact  # type: ignore[return-value]  # stored under its own type
+        best: type | None = None
+        for stored in self.values:
+            if issubclass(stored, tp) and (best is None or issubclass(stored, best)):
+                best = stored
+        return None if best is None else self.values[best]  # type: ignore[return-value]
+
+    def require(self, tp: type[T]) -> T:
+        """Like `get`, but a missing value raises `LookupError` naming the type."""
+        value = self.get(tp)
+        if value is None:
+            raise LookupError(f"no {tp.__qualname__} in the runtime context")
+        return value
+
+    def with_value(self, value: object, *, as_type: type | None = None) -> RuntimeContext:
+        """A copy that also holds ``value`` (under ``as_type``, or its own type)."""
+        values = dict(self.values)
+        values[as_type or type(value)] = value
+        return self._copy(values=MappingProxyType(values))
+
+    def with_scratch(self, key: str, value: object | None) -> RuntimeContext:
+        """A copy with a scratch entry set (``None`` removes it)."""
+        scratch = dict(self.scratch)
+        if value is None:
+            scratch.pop(key, None)
+        else:
+            scratch[key] = value
+        return self._copy(scratch=MappingProxyType(scratch))
+
+    def with_ids(
+        self, *, user_id: str | None = None, session_id: str | None = None
+    ) -> RuntimeContext:
+        """A copy for another user or session (``None`` keeps the current one)."""
+        return self._copy(
+            user_id=self.user_id if user_id is None else user_id,
+            session_id=self.session_id if session_id is None else session_id,
+        )
+
+    def with_agent_state(self, state: AgentState | None) -> RuntimeContext:
+        """A copy carrying the calling agent's state."""
+        return self._copy(agent_state=state)
+
+    def _copy(self, **changes: object) -> RuntimeContext:
+        fields: dict[str, object] = {
+            "user_id": self.user_id,
+            "session_id": self.session_id,
+            "agent_state": self.agent_state,
+            "values": self.values,
+            "scratch": self.scratch,
+        }
+        fields.update(changes)
+        return RuntimeContext(**fields)  # type: ignore[arg-type]  # the fields above
+
+
+EMPTY_CONTEXT: Final = RuntimeContext()
+"""The context used when a call is given none."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolProgress:
+    """A progress chunk a running tool emitted. It never becomes part of the result.
+
+    Attributes:
+        call_id: The id of the call that emitted it.
+        tool_name: The tool's name.
+        chunk: The content.
+    """
+
+    call_id: str
+    tool_name: str
+    chunk: ContentBlock
+
+
+ProgressSink = Callable[[ToolProgress], None]
+"""Receives progress chunks; called on the thread of the emitting tool. Errors are logged."""
+
+
+@final
+class Emitter:
+    """Handed to a tool that asks for it: the current call, and a way to stream progress.
+
+    Chunks go to the progress sinks of the toolkit and of the call, never into the result the
+    model sees; a failing sink is logged and does not stop the others or the tool.
+    """
+
+    __slots__ = ("_sinks", "call")
+
+    def __init__(self, call: ToolUseBlock, sinks: Iterable[ProgressSink] = ()) -> None:
+        self.call: Final = call
+        self._sinks = tuple(sinks)
+
+    @property
+    def call_id(self) -> str:
+        """The id of the current tool call."""
+        return self.call.id
+
+    def emit(self, chunk: str | ContentBlock) -> None:
+        """Send a progress chunk (text, or any content block)."""
+        if not self._sinks:
+            return
+        block = TextBlock(chunk) if isinstance(chunk, str) else chunk
+        progress = ToolProgress(self.call.id, self.call.name, block)
+        for sink in self._sinks:
+            try:
+                sink(progress)
+            except Exception:
+                _log.exception("progress sink %r failed for call %s", sink, self.call.id)
+
+
+__all__ = [
+    "EMPTY_CONTEXT",
+    "Agent",
+    "AgentState",
+    "Emitter",
+    "ProgressSink",
+    "RuntimeContext",
+    "ToolProgress",
+]

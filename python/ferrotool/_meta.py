@@ -1,0 +1,124 @@
+"""The ``reset_tools`` meta tool: the model switches the session's tool groups."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final, final
+
+from ferrotool._groups import ToolGroup, ToolGroupScope
+from ferrotool._json import JsonValue
+from ferrotool._permissions import PermissionContext, PermissionDecision
+from ferrotool._results import ToolResultBlock
+from ferrotool._state import SessionKey, SessionStore, ToolContextState, update_session
+from ferrotool._tool import ToolBase, ToolCallParam
+
+RESET_TOOLS: Final = "reset_tools"
+"""The meta tool's name."""
+
+_DESCRIPTION: Final = (
+    "Reset your equipped tools to what the current task needs. Tools are organized in groups; "
+    "set a group to true to activate it and to false (or leave it out) to deactivate it.\n\n"
+    "**Important: a call states the FINAL set of active groups, not a change.** Every group "
+    "not set to true is deactivated, whatever its state before.\n\n"
+    "**Best practice:** activate only what the task needs, and deactivate groups once they "
+    "are no longer needed, to keep the context small.\n\nTool groups:\n"
+)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class SessionHandle:
+    """Where ``reset_tools`` stores a session's state; a view puts it in the call's context.
+
+    Attributes:
+        store: The session store.
+        key: The session.
+    """
+
+    store: SessionStore
+    key: SessionKey
+
+
+def activation_text(groups: Iterable[ToolGroup]) -> str:
+    """The meta tool's answer: the active groups, then their descriptions and instructions."""
+    active = list(groups)
+    if not active:
+        return "All tool groups are currently deactivated."
+    lines = [f"The currently activated tool group(s): {', '.join(g.name for g in active)}."]
+    described = [g for g in active if g.description or g.instructions]
+    if described:
+        lines.append("<tool-instructions>")
+        for group in described:
+            body = "\n".join(part for part in (group.description, group.instructions) if part)
+            lines.append(f'<group name="{group.name}">{body}</group>')
+        lines.append("</tool-instructions>")
+    return "\n".join(lines)
+
+
+class ResetTools(ToolBase[dict[str, bool]]):
+    """The meta tool: one boolean per session-scoped group; a call sets the final activation.
+
+    Its description and schema list the groups (never the session's current state, so they
+    stay byte-stable for prompt caches); its result lists the groups now active with their
+    descriptions and instructions. It changes only the calling session's state, through the
+    view's store with compare-and-set.
+    """
+
+    def __init__(self, groups: Iterable[ToolGroup]) -> None:
+        self.groups: Mapping[str, ToolGroup] = {group.name: group for group in groups}
+        managed = [g for g in self.groups.values() if g.scope is ToolGroupScope.SESSION]
+        self.managed = tuple(group.name for group in managed)
+        properties: dict[str, JsonValue] = {
+            group.name: {"type": "boolean", "description": group.description or group.name}
+            for group in managed
+        }
+        notes = "\n".join(
+            f"- {group.name}: {group.description or '(no description)'}" for group in managed
+        )
+        super().__init__(
+            name=RESET_TOOLS,
+            description=_DESCRIPTION + notes,
+            input_schema={
+                "type": "object",
+                "properties": properties,
+                "additionalProperties": False,
+            },
+            read_only=False,
+            concurrency_safe=False,
+        )
+
+    def new_state(self, state: ToolContextState, flags: Mapping[str, bool]) -> ToolContextState:
+        """The state after a call with these arguments: every managed group set, others kept."""
+        return state.with_groups({name: bool(flags.get(name, False)) for name in self.managed})
+
+    def active(self, state: ToolContextState) -> list[ToolGroup]:
+        """The groups active in ``state``, in the order they were added."""
+        return [g for g in self.groups.values() if state.is_active(g.name, g.active)]
+
+    async def check_permissions(
+        self, tool_input: dict[str, bool], context: PermissionContext
+    ) -> PermissionDecision:
+        """Always allowed: it changes only which tools the model sees."""
+        return PermissionDecision.allow("switching tool groups is always allowed")
+
+    async def call(self, param: ToolCallParam[dict[str, bool]]) -> ToolResultBlock:
+        """Store the session's new group activation and report it."""
+        handle = param.context.get(SessionHandle)
+        if handle is None:
+            return ToolResultBlock.error(
+                f"{RESET_TOOLS} needs a session: call it through a view built with a store"
+            )
+        flags = param.input
+        stored = await update_session(
+            handle.store, handle.key, lambda state: self.new_state(state, flags)
+        )
+        active = self.active(stored)
+        return ToolResultBlock.success(
+            activation_text(active),
+            structured={"active_groups": [group.name for group in active]},
+            metadata={"revision": stored.revision},
+        )
+
+
+__all__ = ["RESET_TOOLS", "ResetTools", "SessionHandle", "activation_text"]

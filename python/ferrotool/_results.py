@@ -1,0 +1,306 @@
+"""The two message-level values of a tool call: `ToolUseBlock` in, `ToolResultBlock` out."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final, NamedTuple, final
+
+import orjson
+
+from ferrotool._content import (
+    CONTENT_TYPES,
+    ContentBlock,
+    TextBlock,
+    content_from_json,
+    content_to_json,
+)
+from ferrotool._json import JsonValue
+
+_EMPTY: Final[Mapping[str, JsonValue]] = MappingProxyType({})
+_RESULT_VERSION: Final = 1
+
+SUSPENDED_KEY: Final = "suspended"
+"""Metadata key marking a result whose tool runs elsewhere (``True``)."""
+APPROVAL_KEY: Final = "approval_required"
+"""Metadata key marking a result that waits for a user's approval (``True``)."""
+AWAITING_EXTERNAL: Final = "[Awaiting external execution]"
+
+
+class ToolResultState(enum.StrEnum):
+    """How a tool call ended, stated explicitly (never guessed from the text)."""
+
+    SUCCESS = "success"
+    """The tool ran and succeeded."""
+    ERROR = "error"
+    """The call failed: unknown tool, bad arguments, the tool raised or timed out."""
+    RUNNING = "running"
+    """Not final: a progress text, a suspended call, or one that waits for approval."""
+    INTERRUPTED = "interrupted"
+    """The call was cancelled before the tool finished."""
+    DENIED = "denied"
+    """A permission check refused the call."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolUseBlock:
+    """A tool call as the model sent it.
+
+    Attributes:
+        id: The call's id, chosen by the model API; the result carries it back.
+        name: The tool's name.
+        arguments: The raw JSON arguments, as the model wrote them. This is what is validated;
+            an empty string counts as ``{}``.
+    """
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    @classmethod
+    def of(cls, id: str, name: str, input: Mapping[str, JsonValue]) -> ToolUseBlock:
+        """Build a call from already parsed arguments."""
+        return cls(id, name, orjson.dumps(input).decode())
+
+    @property
+    def input(self) -> dict[str, JsonValue]:
+        """The arguments parsed (a fresh dict each time); ``{}`` when they are not a JSON object."""
+        try:
+            value = orjson.loads(self.arguments or "{}")
+        except orjson.JSONDecodeError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def to_json(self) -> bytes:
+        """Serialize to JSON: ``{"id", "name", "arguments"}``."""
+        return orjson.dumps({"id": self.id, "name": self.name, "arguments": self.arguments})
+
+    @classmethod
+    def from_json(cls, data: str | bytes) -> ToolUseBlock:
+        """Read a call written by `to_json`.
+
+        Raises:
+            ValueError: The JSON is not a tool call.
+        """
+        raw = orjson.loads(data)
+        if (
+            not isinstance(raw, dict)
+            or not isinstance(raw.get("id"), str)
+            or not isinstance(raw.get("name"), str)
+            or not isinstance(raw.get("arguments", "{}"), str)
+        ):
+            raise ValueError("not a tool call: expected {'id': str, 'name': str, 'arguments': str}")
+        return cls(raw["id"], raw["name"], raw.get("arguments", "{}"))
+
+
+def _output(output: str | ContentBlock | Iterable[ContentBlock]) -> tuple[ContentBlock, ...]:
+    if isinstance(output, str):
+        return (TextBlock(output),)
+    if isinstance(output, CONTENT_TYPES):
+        return (output,)
+    blocks = tuple(output)
+    for block in blocks:
+        if not isinstance(block, CONTENT_TYPES):
+            raise TypeError(f"a result's output holds content blocks, got {type(block).__name__}")
+    return blocks
+
+
+def _metadata(metadata: Mapping[str, JsonValue] | None) -> Mapping[str, JsonValue]:
+    return _EMPTY if not metadata else MappingProxyType(dict(metadata))
+
+
+class ToolResultBlock(NamedTuple):
+    """The result of one tool call, with an explicit state.
+
+    Build results with the factories (`success`, `error`, `text`, `suspended`, ...) or with
+    keyword arguments. Results are immutable values (a named tuple, because one is built per
+    call): `with_state` and `with_call` return new ones.
+
+    Attributes:
+        id: The id of the call this answers (``None`` until stamped by the toolkit).
+        name: The tool's name (``None`` until stamped).
+        output: What the model sees: text, image and JSON content blocks.
+        state: How the call ended.
+        metadata: Data for the application, not the model (read-only).
+        structured: The structured value behind a JSON text output (a tool that returned a
+            record, dict or list), as JSON; ``None`` otherwise.
+    """
+
+    id: str | None = None
+    name: str | None = None
+    output: tuple[ContentBlock, ...] = ()
+    state: ToolResultState = ToolResultState.RUNNING
+    metadata: Mapping[str, JsonValue] = _EMPTY
+    structured: JsonValue = None
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is ToolResultBlock and tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    @classmethod
+    def success(
+        cls,
+        output: str | ContentBlock | Iterable[ContentBlock],
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        metadata: Mapping[str, JsonValue] | None = None,
+        structured: JsonValue = None,
+    ) -> ToolResultBlock:
+        """A successful result."""
+        return cls(
+            id=id,
+            name=name,
+            output=_output(output),
+            state=ToolResultState.SUCCESS,
+            metadata=_metadata(metadata),
+            structured=structured,
+        )
+
+    @classmethod
+    def error(
+        cls,
+        message: str,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        metadata: Mapping[str, JsonValue] | None = None,
+    ) -> ToolResultBlock:
+        """A failed call: the text is ``Error: <message>``."""
+        return cls(
+            id=id,
+            name=name,
+            output=(TextBlock(f"Error: {message}"),),
+            state=ToolResultState.ERROR,
+            metadata=_metadata(metadata),
+        )
+
+    @classmethod
+    def text(
+        cls,
+        text: str,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        metadata: Mapping[str, JsonValue] | None = None,
+    ) -> ToolResultBlock:
+        """A text in state `RUNNING` (progress, or a result whose state is set later)."""
+        return cls(id=id, name=name, output=(TextBlock(text),), metadata=_metadata(metadata))
+
+    @classmethod
+    def suspended(cls, call: ToolUseBlock, reason: str | None = None) -> ToolResultBlock:
+        """The answer for a call that runs elsewhere: `RUNNING`, marked suspended.
+
+        The caller executes the tool and later supplies the real result for ``call.id``.
+        """
+        return cls(
+            id=call.id,
+            name=call.name,
+            output=(TextBlock(reason or AWAITING_EXTERNAL),),
+            metadata=MappingProxyType({SUSPENDED_KEY: True}),
+        )
+
+    @classmethod
+    def interrupted(cls, call: ToolUseBlock, reason: str | None = None) -> ToolResultBlock:
+        """The answer for a call cancelled before its tool finished."""
+        return cls(
+            id=call.id,
+            name=call.name,
+            output=(TextBlock(reason or "The tool call was interrupted before it finished."),),
+            state=ToolResultState.INTERRUPTED,
+        )
+
+    @classmethod
+    def denied(
+        cls,
+        call: ToolUseBlock,
+        message: str,
+        *,
+        metadata: Mapping[str, JsonValue] | None = None,
+    ) -> ToolResultBlock:
+        """The answer for a call a permission check refused."""
+        return cls(
+            id=call.id,
+            name=call.name,
+            output=(TextBlock(message),),
+            state=ToolResultState.DENIED,
+            metadata=_metadata(metadata),
+        )
+
+    @property
+    def is_suspended(self) -> bool:
+        """Whether the call waits for external execution."""
+        return self.metadata.get(SUSPENDED_KEY) is True
+
+    @property
+    def needs_approval(self) -> bool:
+        """Whether the call waits for a user's approval."""
+        return self.metadata.get(APPROVAL_KEY) is True
+
+    @property
+    def content(self) -> str:
+        """The text blocks of the output, joined by newlines."""
+        return "\n".join(block.text for block in self.output if isinstance(block, TextBlock))
+
+    def with_state(self, state: ToolResultState) -> ToolResultBlock:
+        """A copy in another state."""
+        return self._replace(state=state)
+
+    def with_call(self, id: str | None, name: str | None) -> ToolResultBlock:
+        """A copy answering the given call id and tool name (state and metadata kept)."""
+        return self._replace(id=id, name=name)
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        """The JSON form as Python values."""
+        return {
+            "version": _RESULT_VERSION,
+            "id": self.id,
+            "name": self.name,
+            "output": [content_to_json(block) for block in self.output],
+            "state": self.state.value,
+            "metadata": dict(self.metadata),
+            "structured": self.structured,
+        }
+
+    def to_json(self) -> bytes:
+        """Serialize to JSON (orjson); `from_json` reads it back."""
+        return orjson.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, data: str | bytes) -> ToolResultBlock:
+        """Read a result written by `to_json`.
+
+        Raises:
+            ValueError: The JSON is not a tool result of a known version.
+        """
+        raw = orjson.loads(data)
+        if not isinstance(raw, dict) or raw.get("version") != _RESULT_VERSION:
+            raise ValueError(f"not a version {_RESULT_VERSION} tool result")
+        output, metadata = raw.get("output", []), raw.get("metadata", {})
+        if not isinstance(output, list) or not isinstance(metadata, dict):
+            raise ValueError("a tool result's output is a list and its metadata an object")
+        for key in ("id", "name"):
+            if raw.get(key) is not None and not isinstance(raw[key], str):
+                raise ValueError(f"a tool result's {key} is a string or null")
+        return cls(
+            id=raw.get("id"),
+            name=raw.get("name"),
+            output=tuple(content_from_json(block) for block in output),
+            state=ToolResultState(raw.get("state", "running")),
+            metadata=_metadata(metadata),
+            structured=raw.get("structured"),
+        )
+
+
+__all__ = [
+    "APPROVAL_KEY",
+    "SUSPENDED_KEY",
+    "ToolResultBlock",
+    "ToolResultState",
+    "ToolUseBlock",
+]

@@ -1,0 +1,252 @@
+"""Per-session tool state: `ToolContextState`, and the `SessionStore` that keeps it.
+
+A session's state is a value: read it, make a changed copy, and store the copy with a
+compare-and-set on the revision it was read at. Two writers that change one session at once never
+lose an update: the loser re-reads and re-applies its change (`update_session`), or, after too
+many attempts, gets a `SessionConflict`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Final, Protocol, final, runtime_checkable
+
+import orjson
+
+from ferrotool._results import ToolUseBlock
+
+STATE_FORMAT: Final = 1
+"""The version of `ToolContextState`'s JSON form."""
+
+_EMPTY_FLAGS: Final[Mapping[str, bool]] = MappingProxyType({})
+_EMPTY_DECISIONS: Final[Mapping[str, str]] = MappingProxyType({})
+
+
+@final
+@dataclass(frozen=True, slots=True, order=True)
+class SessionKey:
+    """Which session a state belongs to.
+
+    Attributes:
+        user_id: The user (``""`` when there is none).
+        session_id: The session within the user's.
+    """
+
+    user_id: str
+    session_id: str
+
+    def __str__(self) -> str:
+        return f"{self.user_id}/{self.session_id}"
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolContextState:
+    """The tool state of one session: an immutable value.
+
+    Attributes:
+        groups: Group activation set for this session, by group name; a group not listed has
+            its declared initial activation.
+        skills: Skills loaded in this session.
+        pending_calls: Tool calls waiting for external execution, in order.
+        permissions: Sticky permission decisions of this session, by rule key
+            (``"allow"``, ``"deny"``...).
+        revision: The store's revision this value was read at (0: never stored). Not part of
+            the value's identity: two states with the same content are equal.
+    """
+
+    groups: Mapping[str, bool] = field(default_factory=lambda: _EMPTY_FLAGS)
+    skills: frozenset[str] = frozenset()
+    pending_calls: tuple[ToolUseBlock, ...] = ()
+    permissions: Mapping[str, str] = field(default_factory=lambda: _EMPTY_DECISIONS)
+    revision: int = field(default=0, compare=False)
+
+    def __post_init__(self) -> None:
+        # Defensive, canonical copies: a state never shares a mutable mapping with its caller.
+        if not isinstance(self.groups, MappingProxyType):
+            object.__setattr__(self, "groups", MappingProxyType(dict(sorted(self.groups.items()))))
+        if not isinstance(self.permissions, MappingProxyType):
+            object.__setattr__(self, "permissions", MappingProxyType(dict(self.permissions)))
+
+    def is_active(self, group: str, default: bool) -> bool:
+        """Whether ``group`` is active in this session (``default``: its initial activation)."""
+        return self.groups.get(group, default)
+
+    def with_groups(self, flags: Mapping[str, bool]) -> ToolContextState:
+        """A copy with these groups switched on or off (others unchanged)."""
+        merged = dict(self.groups)
+        merged.update(flags)
+        return replace(self, groups=MappingProxyType(dict(sorted(merged.items()))))
+
+    def with_skills(self, skills: Iterable[str]) -> ToolContextState:
+        """A copy with these skills loaded as well."""
+        return replace(self, skills=self.skills | frozenset(skills))
+
+    def with_pending(self, calls: Iterable[ToolUseBlock]) -> ToolContextState:
+        """A copy with these calls waiting for external execution as well."""
+        return replace(self, pending_calls=(*self.pending_calls, *calls))
+
+    def without_pending(self, call_ids: Iterable[str]) -> ToolContextState:
+        """A copy where these calls no longer wait."""
+        done = set(call_ids)
+        return replace(self, pending_calls=tuple(c for c in self.pending_calls if c.id not in done))
+
+    def with_revision(self, revision: int) -> ToolContextState:
+        """The same state, read at another revision."""
+        return replace(self, revision=revision)
+
+    def to_json(self) -> bytes:
+        """The versioned JSON form (orjson); `from_json` reads it back.
+
+        The revision is not part of it: the store keeps the revision beside the value.
+        """
+        return orjson.dumps(
+            {
+                "format": STATE_FORMAT,
+                "groups": dict(self.groups),
+                "skills": sorted(self.skills),
+                "pending_calls": [
+                    {"id": c.id, "name": c.name, "arguments": c.arguments}
+                    for c in self.pending_calls
+                ],
+                "permissions": dict(self.permissions),
+            }
+        )
+
+    @classmethod
+    def from_json(cls, data: str | bytes, *, revision: int = 0) -> ToolContextState:
+        """Read the JSON form.
+
+        Raises:
+            ValueError: Not a tool state, or a format this version cannot read.
+        """
+        raw = orjson.loads(data)
+        if not isinstance(raw, dict) or raw.get("format") != STATE_FORMAT:
+            raise ValueError(f"not a format {STATE_FORMAT} tool state")
+        groups, skills = raw.get("groups", {}), raw.get("skills", [])
+        pending, permissions = raw.get("pending_calls", []), raw.get("permissions", {})
+        if not (
+            isinstance(groups, dict)
+            and all(isinstance(v, bool) for v in groups.values())
+            and isinstance(skills, list)
+            and all(isinstance(s, str) for s in skills)
+            and isinstance(pending, list)
+            and isinstance(permissions, dict)
+            and all(isinstance(v, str) for v in permissions.values())
+        ):
+            raise ValueError("malformed tool state")
+        calls = []
+        for item in pending:
+            if not isinstance(item, dict):
+                raise ValueError("malformed pending call in tool state")
+            calls.append(ToolUseBlock.from_json(orjson.dumps(item)))
+        return cls(
+            groups=MappingProxyType(dict(sorted(groups.items()))),
+            skills=frozenset(skills),
+            pending_calls=tuple(calls),
+            permissions=MappingProxyType(dict(permissions)),
+            revision=revision,
+        )
+
+
+EMPTY_STATE: Final = ToolContextState()
+"""The state of a session nothing has changed yet."""
+
+
+class SessionConflict(RuntimeError):
+    """A session changed under an update too many times in a row; nothing was written."""
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Where session states live: in process, in Redis, or anywhere with a compare-and-set."""
+
+    async def load(self, key: SessionKey) -> ToolContextState:
+        """The session's state, with the revision it was read at.
+
+        A session never stored is `EMPTY_STATE` at revision 0.
+        """
+        ...
+
+    async def compare_and_set(
+        self, key: SessionKey, expected_revision: int, state: ToolContextState
+    ) -> ToolContextState | None:
+        """Store ``state`` if the session is still at ``expected_revision``.
+
+        Returns:
+            The stored state with its new revision, or ``None`` if another writer came first.
+        """
+        ...
+
+
+async def update_session(
+    store: SessionStore,
+    key: SessionKey,
+    change: Callable[[ToolContextState], ToolContextState],
+    *,
+    attempts: int = 16,
+) -> ToolContextState:
+    """Apply ``change`` to a session's state with compare-and-set, re-reading on conflict.
+
+    ``change`` must be a pure function of the state it is given: it may run more than once.
+
+    Returns:
+        The stored state.
+
+    Raises:
+        SessionConflict: Every attempt lost to another writer.
+    """
+    for _ in range(attempts):
+        current = await store.load(key)
+        stored = await store.compare_and_set(key, current.revision, change(current))
+        if stored is not None:
+            return stored
+    raise SessionConflict(f"session {key} changed under {attempts} update attempts in a row")
+
+
+@final
+class InMemorySessionStore:
+    """The default store: session states in this process's memory, safe across threads.
+
+    States are values, so readers share them; writes take a short lock.
+    """
+
+    __slots__ = ("_lock", "_states")
+
+    def __init__(self) -> None:
+        self._states: dict[SessionKey, ToolContextState] = {}
+        self._lock = threading.Lock()
+
+    async def load(self, key: SessionKey) -> ToolContextState:
+        """The session's state (`EMPTY_STATE` if never stored)."""
+        return self._states.get(key, EMPTY_STATE)
+
+    async def compare_and_set(
+        self, key: SessionKey, expected_revision: int, state: ToolContextState
+    ) -> ToolContextState | None:
+        """Store ``state`` if the session is still at ``expected_revision``."""
+        with self._lock:
+            current = self._states.get(key, EMPTY_STATE)
+            if current.revision != expected_revision:
+                return None
+            stored = state.with_revision(expected_revision + 1)
+            self._states[key] = stored
+            return stored
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+
+__all__ = [
+    "EMPTY_STATE",
+    "STATE_FORMAT",
+    "InMemorySessionStore",
+    "SessionConflict",
+    "SessionKey",
+    "SessionStore",
+    "ToolContextState",
+    "update_session",
+]

@@ -1,0 +1,210 @@
+"""`ToolView`: what one request may see and call.
+
+A view is registry + request config + session state. Building one costs O(external tools +
+groups), never O(registered tools): it keeps references to the registry's immutable table and
+the request's tools, and computes the visible backend names lazily (cached on the table per set
+of active groups). Nothing in a view can change the registry or another session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine, Iterator
+from typing import TYPE_CHECKING, Any, final
+
+import orjson
+
+from ferrotool._context import EMPTY_CONTEXT, ProgressSink, RuntimeContext
+from ferrotool._groups import BASIC
+from ferrotool._json import JsonValue
+from ferrotool._meta import SessionHandle
+from ferrotool._providers import ProviderFormat
+from ferrotool._request import ToolMergeMode, ToolRequestConfig
+from ferrotool._results import ToolResultBlock, ToolUseBlock
+from ferrotool._spec import ToolSpec
+from ferrotool._state import SessionKey, SessionStore, ToolContextState
+from ferrotool._tool import AgentTool
+
+if TYPE_CHECKING:
+    from ferrotool._toolkit import _Entry, _Table, _ToolSet
+
+
+@final
+class ToolView:
+    """The tools one request may see and call. Immutable; build it with `Registry.view`.
+
+    Attributes:
+        state: The session state the view was built from.
+        config: The request's config.
+        active_groups: The groups active in this view's session (``basic`` not included).
+    """
+
+    __slots__ = (
+        "_externals",
+        "_key",
+        "_owner",
+        "_shadowed",
+        "_store",
+        "_table",
+        "active_groups",
+        "config",
+        "state",
+    )
+
+    def __init__(
+        self,
+        owner: _ToolSet,
+        table: _Table,
+        state: ToolContextState,
+        config: ToolRequestConfig,
+        store: SessionStore | None,
+        key: SessionKey | None,
+    ) -> None:
+        from ferrotool._toolkit import _compile
+
+        self._owner = owner
+        self._table = table
+        self.state = state
+        self.config = config
+        self._store = store
+        self._key = key
+        self.active_groups = table.active_groups(state)
+        mode = config.mode
+        externals: dict[str, _Entry] = {}
+        shadowed: set[str] = set()
+        if mode is not ToolMergeMode.AGENT_ONLY:
+            for name, tool in config.tools.items():
+                if mode is ToolMergeMode.MERGE_BACKEND_PRIORITY and self._backend_visible(name):
+                    continue
+                externals[name] = _compile(tool, None, owner._config)
+                shadowed.add(name)
+        self._externals = externals
+        self._shadowed = frozenset(shadowed)
+
+    # - visibility -
+
+    def _backend_visible(self, name: str) -> bool:
+        entry = self._table.entries.get(name)
+        if entry is None:
+            return False
+        groups = entry.groups
+        return not groups or not groups.isdisjoint(self.active_groups)
+
+    def _resolve(self, name: str) -> _Entry | None:
+        external = self._externals.get(name)
+        if external is not None:
+            return external
+        if self.config.mode is ToolMergeMode.EXTERNAL_ONLY or not self._backend_visible(name):
+            return None
+        return self._table.entries[name]
+
+    def names(self) -> tuple[str, ...]:
+        """The visible tools' names.
+
+        The backend's come first, in registration order, then the external ones in the
+        config's order.
+        """
+        if self.config.mode is ToolMergeMode.EXTERNAL_ONLY:
+            return tuple(self._externals)
+        backend = self._table.visible(self.active_groups)
+        if self._shadowed:
+            backend = tuple(name for name in backend if name not in self._shadowed)
+        return (*backend, *self._externals)
+
+    def get_tool(self, name: str) -> AgentTool | None:
+        """The tool ``name`` resolves to in this view, or ``None`` if it is not visible."""
+        entry = self._resolve(name)
+        return None if entry is None else entry.tool
+
+    def get_spec(self, name: str) -> ToolSpec | None:
+        """The spec the model sees for ``name`` in this view, or ``None``."""
+        entry = self._resolve(name)
+        return None if entry is None else entry.spec
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._resolve(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    # - schemas -
+
+    def schemas_json(
+        self, format: ProviderFormat = "openai_chat", *, strict: bool = False
+    ) -> bytes:
+        """The visible tools' definitions for a provider, as one JSON array.
+
+        Each definition comes from its tool's cache, and the order is stable (backend tools in
+        registration order, then external ones), so provider prompt caches keep hitting.
+        """
+        from ferrotool._toolkit import _definitions
+
+        entries = self._table.entries
+        backend = (
+            ()
+            if self.config.mode is ToolMergeMode.EXTERNAL_ONLY
+            else [entries[name] for name in self.names() if name not in self._externals]
+        )
+        parts = (
+            *_definitions(backend, format, strict),
+            *_definitions(self._externals.values(), format, strict),
+        )
+        return b"[" + b",".join(parts) + b"]"
+
+    def schemas(
+        self, format: ProviderFormat = "openai_chat", *, strict: bool = False
+    ) -> list[dict[str, JsonValue]]:
+        """The visible tools' definitions for a provider (``tools=...``), a fresh copy."""
+        out = orjson.loads(self.schemas_json(format, strict=strict))
+        assert isinstance(out, list)
+        return out
+
+    # - calls -
+
+    def call_tool(
+        self,
+        call: ToolUseBlock,
+        context: RuntimeContext | None = None,
+        *,
+        agent: object | None = None,
+        on_progress: ProgressSink | None = None,
+    ) -> Coroutine[Any, Any, ToolResultBlock]:
+        """Run one call as this request may: like `Toolkit.call_tool`, through the view.
+
+        An external tool of the request validates and suspends; a backend tool that exists
+        but is not visible here (its groups inactive, or hidden by the merge mode) gives an
+        error result saying it is not available now, not that it does not exist.
+        """
+        entry = self._resolve(call.name)
+        if entry is None:
+            from ferrotool._toolkit import _resolved, _unknown
+
+            if call.name in self._table.entries:
+                return _resolved(self._unavailable(call))
+            return _resolved(_unknown(call, dict.fromkeys(self.names())))
+        if self._store is not None and self._key is not None and entry.spec.name == "reset_tools":
+            context = (context or EMPTY_CONTEXT).with_value(SessionHandle(self._store, self._key))
+        return self._owner._call_entry(entry, call, context, agent, on_progress)
+
+    def _unavailable(self, call: ToolUseBlock) -> ToolResultBlock:
+        if self.config.mode is ToolMergeMode.EXTERNAL_ONLY:
+            reason = "this request uses only its own tools"
+        else:
+            groups = sorted(self._table.entries[call.name].groups - {BASIC})
+            reason = f"its tool group(s) {', '.join(groups)} are not active in this session"
+            if "reset_tools" in self._table.entries:
+                reason += "; activate one with reset_tools first"
+        return ToolResultBlock.error(
+            f"Tool '{call.name}' is not available now: {reason}.", id=call.id, name=call.name
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"<ToolView mode={self.config.mode.name} groups={sorted(self.active_groups)} "
+            f"externals={list(self._externals)}>"
+        )
+
+
+__all__ = ["ToolView"]

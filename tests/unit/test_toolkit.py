@@ -1,0 +1,598 @@
+"""The Toolkit: registration, snapshots, presets, removal, and the single-call pipeline."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import logging
+import threading
+from typing import Annotated, Any
+
+import anyio
+import orjson
+import pytest
+
+from ferrotool import (
+    Emitter,
+    ImageBlock,
+    Injected,
+    InjectionError,
+    JsonSchemaValidator,
+    Param,
+    PermissionContext,
+    PermissionDecision,
+    RegistrationError,
+    RuntimeContext,
+    SuspendTool,
+    TextBlock,
+    ToolBase,
+    ToolCallParam,
+    Toolkit,
+    ToolkitConfig,
+    ToolProgress,
+    ToolResultBlock,
+    ToolResultState,
+    ToolSpec,
+    ToolUseBlock,
+    tool,
+)
+
+
+@dataclasses.dataclass
+class Item:
+    sku: str
+    qty: Annotated[int, Param(ge=1)]
+
+
+class Color(enum.Enum):
+    RED = "red"
+
+
+@tool(inline=True)
+def get_weather(city: str, days: int = 1) -> str:
+    """Weather."""
+    return f"{city}:{days}"
+
+
+@tool
+async def order(items: list[Item], note: str | None = None) -> dict[str, Any]:
+    """Order items."""
+    return {"count": sum(i.qty for i in items), "note": note}
+
+
+@tool
+def where() -> str:
+    """The thread it ran on."""
+    return threading.current_thread().name
+
+
+@tool(inline=True)
+def here() -> str:
+    """The thread it ran on."""
+    return threading.current_thread().name
+
+
+@tool
+def boom(message: str) -> str:
+    """Raise."""
+    raise RuntimeError(message)
+
+
+def call(name: str, arguments: str = "{}", id: str = "c1") -> ToolUseBlock:
+    return ToolUseBlock(id, name, arguments)
+
+
+@pytest.fixture
+def toolkit() -> Toolkit:
+    kit = Toolkit()
+    for item in (get_weather, order, where, here, boom):
+        kit.register(item)
+    return kit
+
+
+# --- registration ---
+
+
+def test_register_function_tool_object_and_plain_function() -> None:
+    kit = Toolkit()
+
+    def plain(x: int) -> int:
+        return x
+
+    class Tools:
+        @tool
+        def a(self, x: int) -> int:
+            return x
+
+        @tool
+        def b(self, y: str) -> str:
+            return y
+
+    class Explicit(ToolBase[dict[str, object]]):
+        name = "explicit"
+
+    kit.register(plain)
+    kit.register(Tools())
+    kit.register(Explicit())
+    assert kit.names() == ("plain", "a", "b", "explicit")
+    assert kit.get_tool("plain") is not None
+    assert kit.get_tool("nope") is None
+    assert "a" in kit
+    assert len(kit) == 4
+    assert list(kit) == list(kit.names())
+
+
+def test_duplicates_name_both_origins() -> None:
+    kit = Toolkit()
+    kit.register(get_weather)
+
+    @tool(name="get_weather")
+    def other(city: str) -> str:
+        return city
+
+    with pytest.raises(RegistrationError) as info:
+        kit.register(other)
+    message = str(info.value)
+    assert "'get_weather'" in message
+    assert "test_toolkit.get_weather" in message
+    assert "other" in message
+
+
+def test_registration_mistakes_raise() -> None:
+    kit = Toolkit()
+
+    class Empty:
+        pass
+
+    class Holder:
+        @tool
+        def m(self, x: int) -> int:
+            return x
+
+        @tool
+        def n(self, x: int) -> int:
+            return x
+
+    with pytest.raises(RegistrationError, match="Empty object has no @tool methods"):
+        kit.register(Empty())
+    with pytest.raises(RegistrationError, match="is a method: register the object"):
+        kit.register(Holder.m)
+    with pytest.raises(RegistrationError, match="single tool"):
+        kit.register(Holder(), presets={"x": 1})
+    assert len(kit) == 0  # nothing half-registered
+
+
+def test_snapshot_is_immutable_and_cheap() -> None:
+    kit = Toolkit()
+    kit.register(get_weather)
+    first = kit.snapshot()
+    second = kit.snapshot()
+    assert first._entries is second._entries  # O(1): shared until the toolkit changes
+    kit.register(order)
+    assert first.names() == ("get_weather",)
+    assert kit.names() == ("get_weather", "order")
+    kit.remove("get_weather")
+    assert first.names() == ("get_weather",)
+    assert kit.snapshot().names() == ("order",)
+
+
+def test_removal_can_be_disabled() -> None:
+    kit = Toolkit(ToolkitConfig(allow_removal=False))
+    kit.register(get_weather)
+    with pytest.raises(RegistrationError, match="removal is disabled"):
+        kit.remove("get_weather")
+    assert "get_weather" in kit
+    with pytest.raises(RegistrationError, match="Tool not found: nope"):
+        Toolkit().remove("nope")
+
+
+async def test_presets_are_hidden_and_win() -> None:
+    @tool
+    async def fetch(url: str, api_key: str, retries: int = 1) -> str:
+        return f"{url}:{api_key}:{retries}"
+
+    kit = Toolkit()
+    kit.register(fetch, presets={"api_key": "secret"})
+    properties = orjson.loads(kit.get_spec("fetch").parameters)["properties"]  # type: ignore[union-attr]
+    assert list(properties) == ["url", "retries"]
+    assert "api_key" in orjson.loads(fetch.spec.parameters)["properties"]  # the tool is unchanged
+    result = await kit.call_tool(call("fetch", '{"url": "u"}'))
+    assert result.content == "u:secret:1"
+    sneaky = await kit.call_tool(call("fetch", '{"url": "u", "api_key": "mine"}'))
+    assert sneaky.state is ToolResultState.ERROR
+    assert "api_key" in sneaky.content
+    kit.set_presets("fetch", {"api_key": "rotated", "retries": 3})
+    assert (await kit.call_tool(call("fetch", '{"url": "u"}'))).content == "u:rotated:3"
+    with pytest.raises(RegistrationError, match="Tool not found"):
+        kit.set_presets("nope", {})
+    with pytest.raises(ValueError, match="no parameter ghost"):
+        kit.set_presets("fetch", {"ghost": 1})
+
+
+async def test_presets_on_a_json_schema_tool() -> None:
+    class Query(ToolBase[dict[str, object]]):
+        name = "query"
+        input_schema = {
+            "type": "object",
+            "properties": {"sql": {"type": "string"}, "db": {"type": "string"}},
+            "required": ["sql", "db"],
+            "additionalProperties": False,
+        }
+
+        async def call(self, param: ToolCallParam[dict[str, object]]) -> str:
+            return f"{param.input['db']}:{param.input['sql']}"
+
+    kit = Toolkit()
+    kit.register(Query(), presets={"db": "prod"})
+    exposed = orjson.loads(kit.get_spec("query").parameters)  # type: ignore[union-attr]
+    assert exposed["required"] == ["sql"]
+    assert list(exposed["properties"]) == ["sql"]
+    assert (await kit.call_tool(call("query", '{"sql": "select 1"}'))).content == "prod:select 1"
+    assert (await kit.call_tool(call("query", '{"sql": 1}'))).state is ToolResultState.ERROR
+
+
+# --- the pipeline: the model's mistakes are results ---
+
+
+async def test_success_stamps_the_call(toolkit: Toolkit) -> None:
+    result = await toolkit.call_tool(call("get_weather", '{"city": "Oslo"}', id="x7"))
+    assert result == ToolResultBlock.success("Oslo:1", id="x7", name="get_weather")
+
+
+async def test_empty_arguments_count_as_empty_object(toolkit: Toolkit) -> None:
+    assert (await toolkit.call_tool(call("where", ""))).state is ToolResultState.SUCCESS
+
+
+async def test_unknown_tool_suggests_close_names(toolkit: Toolkit) -> None:
+    result = await toolkit.call_tool(call("get_wether", "{}", id="u1"))
+    assert result.state is ToolResultState.ERROR
+    assert (result.id, result.name) == ("u1", "get_wether")
+    assert result.content == "Error: Tool not found: get_wether. Did you mean: get_weather?"
+
+
+async def test_bad_json_gives_the_position(toolkit: Toolkit) -> None:
+    result = await toolkit.call_tool(call("get_weather", '{"city": "Oslo",'))
+    assert result.state is ToolResultState.ERROR
+    assert "line 1 column 16" in result.content
+    assert result.metadata["errors"][0]["code"] == "invalid_json"  # type: ignore[index]
+
+
+async def test_invalid_arguments_list_every_error(toolkit: Toolkit) -> None:
+    result = await toolkit.call_tool(
+        call("order", '{"items": [{"sku": "a", "qty": 0}, {"sku": 5, "qty": "three"}], "x": 1}')
+    )
+    assert result.state is ToolResultState.ERROR
+    errors = result.metadata["errors"]
+    assert isinstance(errors, list)
+    pointers = {(e["pointer"], e["code"]) for e in errors}  # type: ignore[index]
+    assert ("/items/0/qty", "number_too_small") in pointers
+    assert ("/items/1/sku", "wrong_type") in pointers
+    assert ("/items/1/qty", "wrong_type") in pointers
+    assert ("/x", "unexpected_property") in pointers
+    assert "items/1/qty: expected integer" in result.content
+    assert result.content.endswith("Correct the arguments and call the tool again.")
+
+
+async def test_huge_and_deep_input_are_results(toolkit: Toolkit) -> None:
+    deep = '{"city": ' + "[" * 5000 + "]" * 5000 + "}"
+    assert (await toolkit.call_tool(call("get_weather", deep))).state is ToolResultState.ERROR
+    huge = '{"city": "' + "x" * (9 * 1024 * 1024) + '"}'
+    result = await toolkit.call_tool(call("get_weather", huge))
+    assert result.state is ToolResultState.ERROR
+    assert "input_too_large" in result.content
+
+
+async def test_a_raising_tool_gives_its_message_and_logs_the_traceback(
+    toolkit: Toolkit, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="ferrotool"):
+        result = await toolkit.call_tool(call("boom", '{"message": "disk full"}'))
+    assert result.state is ToolResultState.ERROR
+    assert result.content == "Error: Tool execution failed: disk full"
+    assert "Traceback" not in result.content
+    assert any(record.exc_info for record in caplog.records)
+
+
+async def test_timeouts_are_results() -> None:
+    @tool(timeout=0.05)
+    async def slow() -> str:
+        await anyio.sleep(5)
+        return "late"
+
+    @tool(timeout=0.05)
+    def slow_sync() -> str:
+        threading.Event().wait(0.5)
+        return "late"
+
+    kit = Toolkit()
+    kit.register(slow)
+    kit.register(slow_sync)
+    for name in ("slow", "slow_sync"):
+        with anyio.fail_after(2):
+            result = await kit.call_tool(call(name))
+        assert result.state is ToolResultState.ERROR
+        assert result.content == "Error: Tool execution timed out after 0.05 s"
+
+
+async def test_default_timeout_from_config() -> None:
+    @tool
+    async def slow() -> str:
+        await anyio.sleep(5)
+        return "late"
+
+    kit = Toolkit(ToolkitConfig(default_timeout=0.05))
+    kit.register(slow)
+    assert "timed out" in (await kit.call_tool(call("slow"))).content
+
+
+async def test_sync_tools_run_on_worker_threads_unless_inline(toolkit: Toolkit) -> None:
+    caller = threading.current_thread().name
+    assert (await toolkit.call_tool(call("where"))).content != caller
+    assert (await toolkit.call_tool(call("here"))).content == caller
+
+
+async def test_thread_pool_is_bounded() -> None:
+    running = 0
+    peak = 0
+    lock = threading.Lock()
+
+    @tool
+    def busy() -> None:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        threading.Event().wait(0.02)
+        with lock:
+            running -= 1
+
+    kit = Toolkit(ToolkitConfig(max_threads=2))
+    kit.register(busy)
+    async with anyio.create_task_group() as group:
+        for i in range(8):
+            group.start_soon(kit.call_tool, call("busy", id=str(i)))
+    assert peak == 2
+
+
+async def test_cancelling_the_caller_interrupts_the_tool() -> None:
+    started = anyio.Event()
+    cancelled = False
+
+    @tool
+    async def wait_forever() -> str:
+        nonlocal cancelled
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            cancelled = True
+            raise
+        return "never"
+
+    kit = Toolkit()
+    kit.register(wait_forever)
+    results: list[ToolResultBlock] = []
+
+    async def run() -> None:
+        results.append(await kit.call_tool(call("wait_forever", id="w1")))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        await started.wait()
+        group.cancel_scope.cancel()
+    assert cancelled
+    (result,) = results
+    assert (result.id, result.state) == ("w1", ToolResultState.INTERRUPTED)
+
+
+async def test_external_tools_validate_then_suspend() -> None:
+    @tool(external=True)
+    def client_side(path: str) -> str:
+        raise AssertionError("never runs here")
+
+    kit = Toolkit()
+    kit.register(client_side)
+    result = await kit.call_tool(call("client_side", '{"path": "/tmp"}', id="e1"))
+    assert result.is_suspended
+    assert result.state is ToolResultState.RUNNING
+    assert (result.id, result.name) == ("e1", "client_side")
+    invalid = await kit.call_tool(call("client_side", '{"path": 1}'))
+    assert invalid.state is ToolResultState.ERROR
+    assert not invalid.is_suspended
+
+
+async def test_a_tool_can_suspend_itself() -> None:
+    @tool
+    async def handoff() -> str:
+        raise SuspendTool("waiting for the client")
+
+    kit = Toolkit()
+    kit.register(handoff)
+    result = await kit.call_tool(call("handoff"))
+    assert result.is_suspended
+    assert result.content == "waiting for the client"
+
+
+class Guarded(ToolBase[dict[str, object]]):
+    name = "guarded"
+    input_schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+
+    async def check_permissions(
+        self, tool_input: dict[str, object], context: PermissionContext
+    ) -> PermissionDecision:
+        path = str(tool_input.get("path", ""))
+        if path.startswith("/etc"):
+            return PermissionDecision.deny(f"{path} is off limits")
+        if path.startswith("/home"):
+            return PermissionDecision.ask(f"write to {path}?")
+        if path == "relative":
+            return PermissionDecision.allow(updated_input={"path": "/srv/relative"})
+        return PermissionDecision.passthrough(self.name)
+
+    async def call(self, param: ToolCallParam[dict[str, object]]) -> str:
+        return f"wrote {param.input['path']} for {param.context.user_id}"
+
+
+async def test_permission_checks_run_before_the_tool() -> None:
+    kit = Toolkit()
+    kit.register(Guarded())
+    context = RuntimeContext(user_id="ann")
+    denied = await kit.call_tool(call("guarded", '{"path": "/etc/passwd"}'), context)
+    assert denied.state is ToolResultState.DENIED
+    assert denied.content == "Permission denied: /etc/passwd is off limits"
+    ask = await kit.call_tool(call("guarded", '{"path": "/home/ann"}'), context)
+    assert ask.needs_approval
+    assert ask.state is ToolResultState.RUNNING
+    assert ask.metadata["permission"] == {"behavior": "ask", "message": "write to /home/ann?"}
+    updated = await kit.call_tool(call("guarded", '{"path": "relative"}'), context)
+    assert updated.content == "wrote /srv/relative for ann"
+    plain = await kit.call_tool(call("guarded", '{"path": "/srv/x"}'), context)
+    assert plain.content == "wrote /srv/x for ann"
+
+
+class Database:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+async def test_injection_reaches_the_tool() -> None:
+    seen: list[ToolProgress] = []
+
+    @tool
+    async def report(query: str, db: Injected[Database], emitter: Emitter) -> str:
+        emitter.emit("step 1")
+        emitter.emit(ImageBlock(media_type="image/png", data="AAAA"))
+        return f"{query}@{db.name}#{emitter.call_id}"
+
+    kit = Toolkit(on_progress=seen.append)
+    kit.register(report)
+    per_call: list[ToolProgress] = []
+    context = RuntimeContext.of(Database("prod"))
+    result = await kit.call_tool(
+        call("report", '{"query": "q"}', id="r1"), context, on_progress=per_call.append
+    )
+    assert result.content == "q@prod#r1"
+    assert [p.chunk for p in seen] == [
+        TextBlock("step 1"),
+        ImageBlock(media_type="image/png", data="AAAA"),
+    ]
+    assert seen == per_call
+    assert seen[0].call_id == "r1"
+    with pytest.raises(InjectionError, match=r"report: parameter 'db' needs Database"):
+        await kit.call_tool(call("report", '{"query": "q"}'))
+
+
+async def test_a_failing_progress_sink_is_logged_not_fatal(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def broken(progress: ToolProgress) -> None:
+        raise ValueError("sink down")
+
+    @tool
+    async def chatty(emitter: Emitter) -> str:
+        emitter.emit("hello")
+        return "done"
+
+    kit = Toolkit(on_progress=broken)
+    kit.register(chatty)
+    with caplog.at_level(logging.ERROR, logger="ferrotool"):
+        assert (await kit.call_tool(call("chatty"))).content == "done"
+    assert "sink" in caplog.text
+
+
+@dataclasses.dataclass
+class Forecast:
+    city: str
+    temps: list[float]
+    color: Color
+
+
+async def test_return_values_are_converted() -> None:
+    @tool
+    async def nothing() -> None:
+        return None
+
+    @tool
+    async def record() -> Forecast:
+        return Forecast("Oslo", [1.5, 2.0], Color.RED)
+
+    @tool
+    async def mapping() -> dict[str, object]:
+        return {"a": [1, 2], "b": None}
+
+    @tool
+    async def blocks() -> list[TextBlock]:
+        return [TextBlock("one"), TextBlock("two")]
+
+    @tool
+    async def explicit() -> ToolResultBlock:
+        return ToolResultBlock.error("custom failure")
+
+    @tool(converter=lambda value: ToolResultBlock.success(f"<{value}>"))
+    async def converted() -> int:
+        return 42
+
+    kit = Toolkit()
+    for item in (nothing, record, mapping, blocks, explicit, converted):
+        kit.register(item)
+
+    async def run(name: str) -> ToolResultBlock:
+        return await kit.call_tool(call(name, id=name))
+
+    assert (await run("nothing")).content == "Done"
+    forecast = await run("record")
+    assert orjson.loads(forecast.content) == {"city": "Oslo", "temps": [1.5, 2.0], "color": "red"}
+    assert forecast.structured == {"city": "Oslo", "temps": [1.5, 2.0], "color": "red"}
+    assert (await run("mapping")).structured == {"a": [1, 2], "b": None}
+    assert (await run("blocks")).output == (TextBlock("one"), TextBlock("two"))
+    failure = await run("explicit")
+    assert (failure.state, failure.id, failure.name) == (
+        ToolResultState.ERROR,
+        "explicit",
+        "explicit",
+    )
+    assert (await run("converted")).content == "<42>"
+
+
+def test_sync_twin(toolkit: Toolkit) -> None:
+    caller = threading.current_thread().name
+    assert toolkit.call_tool_sync(call("where")).content == caller  # sync code: inline
+    result = toolkit.call_tool_sync(call("order", '{"items": [{"sku": "a", "qty": 2}]}'))
+    assert result.structured == {"count": 2, "note": None}
+    assert toolkit.call_tool_sync(call("nope")).state is ToolResultState.ERROR
+    bad = toolkit.call_tool_sync(call("get_weather", '{"city": 1}'))
+    assert bad.state is ToolResultState.ERROR
+    assert toolkit.call_tool_sync(call("boom", '{"message": "x"}')).content == (
+        "Error: Tool execution failed: x"
+    )
+
+
+async def test_registry_snapshot_calls_like_the_toolkit(toolkit: Toolkit) -> None:
+    registry = toolkit.snapshot()
+    result = await registry.call_tool(call("get_weather", '{"city": "Rome"}'))
+    assert result.content == "Rome:1"
+    assert registry.get_tool("get_weather") is toolkit.get_tool("get_weather")
+
+
+class Minimal:
+    """A tool that is not a ToolBase: just the AgentTool protocol."""
+
+    def __init__(self) -> None:
+        self._validator = JsonSchemaValidator({"type": "object", "required": ["n"]})
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name="minimal", description="Minimal.", parameters=b'{"type":"object"}')
+
+    def parse_arguments(self, arguments: str | bytes) -> object:
+        return self._validator.validate_json(arguments)
+
+    async def call(self, param: ToolCallParam[Any]) -> str:
+        return f"n={param.input['n']}"
+
+
+async def test_any_agent_tool_can_be_registered() -> None:
+    kit = Toolkit()
+    kit.register(Minimal())
+    assert (await kit.call_tool(call("minimal", '{"n": 3}'))).content == "n=3"
+    assert (await kit.call_tool(call("minimal", "{}"))).state is ToolResultState.ERROR
