@@ -609,7 +609,9 @@ class _ToolSet:
         try:
             arguments = entry.parse(call.arguments or "{}")
         except ValidationError as error:
-            return _invalid(call, error)
+            arguments = _without_nulls(entry, call, error)
+            if isinstance(arguments, ToolResultBlock):
+                return arguments
         plain = entry.plain
         if plain is None:
             return await self._call(entry, call, arguments, context, agent, on_progress)
@@ -732,7 +734,9 @@ class _ToolSet:
         try:
             arguments = entry.parse(call.arguments or "{}")
         except ValidationError as error:
-            return _invalid(call, error)
+            arguments = _without_nulls(entry, call, error)
+            if isinstance(arguments, ToolResultBlock):
+                return arguments
         if entry.spec.external:
             return ToolResultBlock.suspended(call)
         sinks = self._progress if on_progress is None else (*self._progress, on_progress)
@@ -745,6 +749,38 @@ class _ToolSet:
             return _convert(entry, call, value)
         except Exception as exc:
             return _failed(call, exc)
+
+
+def _without_nulls(entry: _Entry, call: ToolUseBlock, error: ValidationError) -> Any:
+    """Read an explicit ``null`` for an optional property as the property left out.
+
+    Strict provider schemas make every property required and the optional ones nullable, so a
+    model sends ``null`` for "not given". Only on the error path: when some errors are a
+    ``null`` where the schema wants another type, those object members are removed and the
+    arguments validated again; a member that was required is then reported missing.
+
+    Returns:
+        The arguments, or the error result (the first error, when removing nulls does not help).
+    """
+    nulls = [
+        detail.path
+        for detail in error.errors
+        if detail.code == "wrong_type" and detail.found == "null" and detail.path
+    ]
+    if not nulls or len(nulls) != len(error.errors):
+        return _invalid(call, error)
+    document = orjson.loads(call.arguments)
+    for path in nulls:
+        parent: Any = document
+        for step in path[:-1]:
+            parent = parent[step]
+        if not isinstance(parent, dict):
+            return _invalid(call, error)
+        parent.pop(path[-1], None)
+    try:
+        return entry.parse(orjson.dumps(document).decode())
+    except ValidationError as retry:
+        return _invalid(call, retry)
 
 
 async def _resolved(result: ToolResultBlock) -> ToolResultBlock:

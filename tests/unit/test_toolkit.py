@@ -596,3 +596,21 @@ async def test_any_agent_tool_can_be_registered() -> None:
     kit.register(Minimal())
     assert (await kit.call_tool(call("minimal", '{"n": 3}'))).content == "n=3"
     assert (await kit.call_tool(call("minimal", "{}"))).state is ToolResultState.ERROR
+
+
+async def test_null_for_an_optional_argument_counts_as_omitted() -> None:
+    @tool(inline=True)
+    def greet(name: str, greeting: str = "Hello", item: Item | None = None) -> str:
+        return f"{greeting}, {name}"
+
+    kit = Toolkit()
+    kit.register(greet)
+    assert (await kit.call_tool(call("greet", '{"name": "Ann", "greeting": null}'))).content == (
+        "Hello, Ann"
+    )
+    nested = await kit.call_tool(call("greet", '{"name": "A", "item": {"sku": null, "qty": 1}}'))
+    assert nested.state is ToolResultState.ERROR
+    assert "missing_property" in nested.content  # sku was required: null did not help
+    required = await kit.call_tool(call("greet", '{"name": null}'))
+    assert required.state is ToolResultState.ERROR
+    assert "name" in required.content

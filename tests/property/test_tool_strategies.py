@@ -1,0 +1,52 @@
+"""ferrotool.testing on every example tool: valid arguments run, invalid ones are results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ferrotool import AgentTool, Toolkit, ToolResultState, ToolUseBlock
+from ferrotool._demo import demo_toolkit
+from ferrotool.testing import InvalidArguments, invalid_arguments, valid_arguments
+
+DEMO = demo_toolkit()
+TOOLS = [DEMO.get_tool(name) for name in DEMO.names()]
+
+
+def run(toolkit: Toolkit, name: str, arguments: str) -> Any:
+    from ferrotool._demo import DEMO_CONTEXT
+
+    return anyio.run(toolkit.call_tool, ToolUseBlock("p", name, arguments), DEMO_CONTEXT)
+
+
+def _check_valid(tool: AgentTool, arguments: str) -> None:
+    result = run(DEMO, tool.spec.name, arguments)
+    assert result.state is ToolResultState.SUCCESS, (arguments, result.content)
+
+
+def _check_invalid(tool: AgentTool, bad: InvalidArguments) -> None:
+    result = run(DEMO, tool.spec.name, bad.arguments)
+    assert result.state is ToolResultState.ERROR, (bad, result.content)
+    assert result.content.startswith(f"Error: Invalid arguments for tool '{tool.spec.name}'")
+    assert result.metadata["errors"], bad
+
+
+@settings(max_examples=30)
+@given(st.sampled_from(TOOLS).flatmap(lambda t: st.tuples(st.just(t), valid_arguments(t))))
+def test_valid_arguments_run_every_demo_tool(case: tuple[AgentTool, str]) -> None:
+    _check_valid(*case)
+
+
+@settings(max_examples=30)
+@given(
+    st.sampled_from(TOOLS).flatmap(
+        lambda t: st.tuples(st.just(t), invalid_arguments(t, include_malformed_json=True))
+    )
+)
+def test_invalid_arguments_are_error_results_for_every_demo_tool(
+    case: tuple[AgentTool, InvalidArguments],
+) -> None:
+    _check_invalid(*case)
