@@ -4,8 +4,11 @@ Given a tool's argument schema (JSON Schema draft 2020-12), `valid_arguments` ge
 JSON that the schema accepts and `invalid_arguments` generates argument JSON that it rejects,
 together with a `Mutation` saying what was broken::
 
+    import pytest
     from hypothesis import given
-    from ferrotool.testing import invalid_arguments, valid_arguments
+
+    from ferrotool import ValidationError
+    from ferrotool.testing import InvalidArguments, invalid_arguments, valid_arguments
 
     @given(valid_arguments(schema))
     def test_accepts(arguments: str) -> None:
@@ -84,6 +87,7 @@ MUTATION_KINDS: Final = (
     "too_few_items",
     "too_many_items",
     "not_unique",
+    "not_allowed",
     "extra_property",
     "too_few_properties",
     "too_many_properties",
@@ -105,7 +109,7 @@ class Mutation:
         kind: One of `MUTATION_KINDS`, e.g. ``"missing_required"``, ``"wrong_type"``,
             ``"outside_enum"``, ``"out_of_bounds"`` or ``"not_json"``.
         description: One line saying what was broken, e.g.
-            ``'/items/0/qty: 0 is below the minimum 1'``.
+            ``'/items/0/qty: 5 replaced by 0, below the minimum 1'``.
     """
 
     pointer: str
@@ -372,6 +376,24 @@ _OUTSIDE: Final = {
 }
 _INSIDE: Final = {"d": "0-9", "w": "A-Za-z0-9_", "s": _ECMA_SPACE}
 _KEEP_ESCAPES: Final = frozenset("bBfnrtvx0123456789DWS")
+# Unicode property escapes (``\\p{L}``, with the ``u`` flag), as subsets of what they match:
+# generation only needs strings that match.
+_LETTERS: Final = "A-Za-z\\u00c0-\\u00d6\\u00d8-\\u00f6\\u00f8-\\u024f"
+_PROPERTIES: Final = {
+    "L": _LETTERS,
+    "Letter": _LETTERS,
+    "Alphabetic": _LETTERS,
+    "Lu": "A-Z",
+    "Uppercase_Letter": "A-Z",
+    "Ll": "a-z",
+    "Lowercase_Letter": "a-z",
+    "N": "0-9",
+    "Nd": "0-9",
+    "Number": "0-9",
+    "Decimal_Number": "0-9",
+    "P": "!-#%-*,-/:;?@\\[-\\]_{}",
+    "Punctuation": "!-#%-*,-/:;?@\\[-\\]_{}",
+}
 
 
 def _translate(pattern: str) -> str:
@@ -399,6 +421,13 @@ def _translate(pattern: str) -> str:
             elif nxt == "u" and re.fullmatch(r"[0-9A-Fa-f]{4}", pattern[i : i + 4]):
                 out.append("\\u" + pattern[i : i + 4])
                 i += 4
+            elif nxt in "pP" and i < n and pattern[i] == "{":
+                end = pattern.find("}", i)
+                letters = _PROPERTIES.get(pattern[i + 1 : end]) if end > 0 else None
+                if letters is None or nxt == "P":
+                    raise ValueError(f"unsupported property escape in {pattern!r}")
+                out.append(letters if in_class else f"[{letters}]")
+                i = end + 1
             elif nxt == "c" and i < n and pattern[i].isalpha():
                 out.append(f"\\x{ord(pattern[i]) % 32:02x}")
                 i += 1
@@ -526,6 +555,17 @@ _SCALARS: Final[SearchStrategy[JsonValue]] = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
     st.text(_CHARS, max_size=10),
 )
+
+
+_NOTHING: Final = st.nothing()
+
+
+def _one_of(options: Sequence[SearchStrategy[JsonValue]]) -> SearchStrategy[JsonValue]:
+    """``st.one_of`` without the options known to be empty (`_NOTHING` if all are)."""
+    kept = [option for option in options if option is not _NOTHING]
+    if not kept:
+        return _NOTHING
+    return kept[0] if len(kept) == 1 else st.one_of(kept)
 
 
 def _extend(children: SearchStrategy[JsonValue]) -> SearchStrategy[JsonValue]:
@@ -730,13 +770,13 @@ class _Builder:
         self, node: JsonValue, pointer: str | None, depth: int, chain: Chain
     ) -> SearchStrategy[JsonValue]:
         if node is False:
-            return st.nothing()
+            return _NOTHING
         if not isinstance(node, dict) or not _constraining(node):
             return self._any(depth)
         if depth > self.cap:
-            return st.nothing()
+            return _NOTHING
         strategy = self._generate(node, pointer, depth, chain)
-        if pointer != "" and self._approximate(node):
+        if strategy is not _NOTHING and pointer != "" and self._approximate(node):
             check = self.doc.check(node, pointer)
             if check is not None:
                 strategy = strategy.filter(check)
@@ -784,7 +824,7 @@ class _Builder:
         ref = node.get("$ref")
         if isinstance(ref, str) and not any(key not in _INERT and key != "$ref" for key in node):
             if ref in chain:
-                return st.nothing()
+                return _NOTHING
             target = self.doc.resolve(ref)
             if target is None:
                 return self._any(depth)
@@ -801,16 +841,16 @@ class _Builder:
             rest = {key: value for key, value in node.items() if key not in ("if", "then", "else")}
             then = _merge(_merge(rest, node["if"]), node.get("then", True))
             otherwise = _merge(rest, node.get("else", True))
-            return st.one_of(
-                self.build(then, None, depth, chain), self.build(otherwise, None, depth, chain)
+            return _one_of(
+                [self.build(then, None, depth, chain), self.build(otherwise, None, depth, chain)]
             )
         if "enum" in node or "const" in node:
             values = [node["const"]] if "const" in node else node["enum"]
             if not isinstance(values, list):
-                return st.nothing()
+                return _NOTHING
             check = self.doc.check(node, pointer)
             allowed = [value for value in values if check is None or check(value)]
-            return st.sampled_from(allowed) if allowed else st.nothing()
+            return st.sampled_from(allowed) if allowed else _NOTHING
         return self._typed(node, pointer, depth, chain)
 
     def _choice(
@@ -838,8 +878,8 @@ class _Builder:
                 option for option, end in zip(options, ends, strict=True) if not end
             ]
         if not options:
-            return st.nothing()
-        return st.one_of([self.build(schema, where, depth, chain) for schema, where in options])
+            return _NOTHING
+        return _one_of([self.build(schema, where, depth, chain) for schema, where in options])
 
     def _ends(self, node: JsonValue, chain: Chain, budget: int) -> bool:
         """Whether ``node`` has a value that follows no ``$ref`` (a way out of recursion)."""
@@ -935,7 +975,7 @@ class _Builder:
             check = self.doc.check(node, pointer)
             if check is not None and check(None):
                 options.append(st.none())
-        return st.one_of(options) if options else st.nothing()
+        return _one_of(options)
 
     # -- arrays and objects --
 
@@ -958,23 +998,34 @@ class _Builder:
         if items is False:
             high = min(high, len(prefix_list))
         if low > high:
-            return st.nothing()
+            return _NOTHING
         prefix = [
             self.build(schema, _child(pointer, "prefixItems", i), inner)
             for i, schema in enumerate(prefix_list)
         ]
         rest = self.build(items, _child(pointer, "items"), inner)
+        if rest is _NOTHING:
+            high = min(high, len(prefix))
+        if _NOTHING in prefix:
+            high = min(high, prefix.index(_NOTHING))
+        if low > high:
+            return _NOTHING
         hits: SearchStrategy[JsonValue] | None = None
         if min_contains > 0:
             if items is True or (isinstance(items, dict) and not _constraining(items)):
                 hits = self.build(contains, _child(pointer, "contains"), inner)
             else:
                 hits = self.build(_merge(items, contains), None, inner)
+            if hits is _NOTHING:
+                return _NOTHING
         unique = node.get("uniqueItems") is True
 
         @st.composite
         def arrays(draw: DrawFn) -> JsonValue:
-            size = draw(st.integers(min_value=low, max_value=high))
+            # Known only now: whether a recursive item schema has values at all.
+            longest = min(high, len(prefix)) if rest.is_empty else high
+            assume(low <= longest)
+            size = draw(st.integers(min_value=low, max_value=longest))
             spots: set[int] = set()
             if hits is not None:
                 start = len(prefix) if size - len(prefix) >= min_contains else 0
@@ -1062,14 +1113,15 @@ class _Builder:
         for first in required:
             for name in with_dependencies(first, [name for name, _ in needed]):
                 strategy = value_of(name)
-                if strategy is None:
-                    return st.nothing()
+                if strategy is None or strategy is _NOTHING:
+                    return _NOTHING
                 needed.append((name, strategy))
         optional = [
             (name, self.build(schema, _child(pointer, "properties", name), inner))
             for name, schema in properties.items()
             if name not in required and schema is not False
         ]
+        optional = [(name, strategy) for name, strategy in optional if strategy is not _NOTHING]
         pattern_entries = [
             (
                 st.from_regex(regex).filter(lambda key: key not in properties),
@@ -1078,6 +1130,7 @@ class _Builder:
             for regex, source, schema in patterns
             if regex is not None and schema is not False
         ]
+        pattern_entries = [entry for entry in pattern_entries if entry[1] is not _NOTHING]
         extra: tuple[SearchStrategy[str], SearchStrategy[JsonValue]] | None = None
         if additional is not False and all(regex is not None for regex, _, _ in patterns):
             names = node.get("propertyNames")
@@ -1101,14 +1154,16 @@ class _Builder:
         most_raw = node.get("maxProperties")
         most = most_raw if isinstance(most_raw, int) and not isinstance(most_raw, bool) else None
         if most is not None and len(needed) > most:
-            return st.nothing()
+            return _NOTHING
 
         @st.composite
         def objects(draw: DrawFn) -> JsonValue:
             out: dict[str, JsonValue] = {name: draw(strategy) for name, strategy in needed}
             room = (most if most is not None else len(out) + 99) - len(out)
             if not minimal:
-                for name, _ in optional:
+                for name, strategy in optional:
+                    if strategy.is_empty:  # a recursive schema without values
+                        continue
                     if name not in out and room > 0 and draw(st.booleans()):
                         room -= add(draw, out, with_dependencies(name, out), room)
                 for keys, values in pattern_entries:
@@ -1117,7 +1172,7 @@ class _Builder:
                         if key not in out:
                             out[key] = draw(values)
                             room -= 1
-                if extra is not None and room > 0:
+                if extra is not None and room > 0 and not extra[1].is_empty:
                     for _ in range(draw(st.integers(min_value=0, max_value=min(2, room)))):
                         key = draw(extra[0])
                         if key not in out:
@@ -1225,46 +1280,55 @@ def _integers(node: dict[str, JsonValue]) -> SearchStrategy[JsonValue]:
         grain = step.numerator
         first, last = -(-first // grain), last // grain
         if first > last:
-            return st.nothing()
+            return _NOTHING
         return st.integers(min_value=first, max_value=last).map(lambda k: k * grain)
-    if first > last:
-        return st.nothing()
-    return st.integers(min_value=first, max_value=last)
+    if first <= last:
+        return st.integers(min_value=first, max_value=last)
+    low, _, high, _ = _bounds(node)
+    if (low is not None and low > _INT_MAX) or (high is not None and high < _INT_MIN):
+        # Integers too big for 64 bits: JSON writes them as floats, which are integral there.
+        return _floats(node).filter(lambda value: isinstance(value, float) and value.is_integer())
+    return _NOTHING
 
 
-def _numbers(node: dict[str, JsonValue]) -> SearchStrategy[JsonValue]:
+def _floats(node: dict[str, JsonValue]) -> SearchStrategy[JsonValue]:
+    """Finite floats within the bounds of ``node``."""
     low, low_strict, high, high_strict = _bounds(node)
-    step = _step(node)
-    if step is not None:
-        first = -(10**6) if low is None else math.ceil(Fraction(low) / step)
-        last = 10**6 if high is None else math.floor(Fraction(high) / step)
-        if low is not None and low_strict and first * step == low:
-            first += 1
-        if high is not None and high_strict and last * step == high:
-            last -= 1
-        if first > last:
-            return st.nothing()
-        exact = Decimal(step.numerator) / Decimal(step.denominator)
-        return st.integers(min_value=first, max_value=last).map(lambda k: _multiple(k, step, exact))
-    options: list[SearchStrategy[JsonValue]] = [_integers(node)]
     smallest = None if low is None else float(low)
     largest = None if high is None else float(high)
     if smallest is not None and low_strict:
         smallest = math.nextafter(smallest, math.inf)
     if largest is not None and high_strict:
         largest = math.nextafter(largest, -math.inf)
-    if smallest is not None and smallest == math.inf:
-        smallest = None if largest is None else largest + 1
-    if smallest is None or largest is None or smallest <= largest:
-        options.append(
-            st.floats(
-                min_value=smallest,
-                max_value=largest,
-                allow_nan=False,
-                allow_infinity=False,
-            )
-        )
-    return st.one_of(options)
+    if smallest is not None and largest is not None and smallest > largest:
+        return _NOTHING
+    if (smallest is not None and math.isinf(smallest)) or (
+        largest is not None and math.isinf(largest)
+    ):
+        return _NOTHING
+    return st.floats(min_value=smallest, max_value=largest, allow_nan=False, allow_infinity=False)
+
+
+def _numbers(node: dict[str, JsonValue]) -> SearchStrategy[JsonValue]:
+    low, low_strict, high, high_strict = _bounds(node)
+    step = _step(node)
+    if step is not None:
+        first = None if low is None else math.ceil(Fraction(low) / step)
+        last = None if high is None else math.floor(Fraction(high) / step)
+        if first is None:
+            first = -(10**6) if last is None else min(-(10**6), last - 10**6)
+        if last is None:
+            last = max(10**6, first + 10**6)
+        if low is not None and low_strict and first * step == low:
+            first += 1
+        if high is not None and high_strict and last * step == high:
+            last -= 1
+        if first > last:
+            return _NOTHING
+        exact = Decimal(step.numerator) / Decimal(step.denominator)
+        return st.integers(min_value=first, max_value=last).map(lambda k: _multiple(k, step, exact))
+    options: list[SearchStrategy[JsonValue]] = [_integers(node), _floats(node)]
+    return _one_of(options)
 
 
 def _multiple(k: int, step: Fraction, exact: Decimal) -> JsonValue:
@@ -1281,30 +1345,44 @@ def _strings(node: dict[str, JsonValue]) -> SearchStrategy[JsonValue]:
     if longest is not None and longest < 0:
         longest = None
     if longest is not None and shortest > longest:
-        return st.nothing()
-    fmt = node.get("format")
+        return _NOTHING
     pattern = node.get("pattern")
     regex = _regex(pattern) if isinstance(pattern, str) else None
-    strategy: SearchStrategy[str]
-    if isinstance(fmt, str) and fmt in _FORMATS:
-        strategy = _FORMATS[fmt]
-        if regex is not None:
-            strategy = strategy.filter(lambda text: regex.search(text) is not None)
-    elif regex is not None:
-        strategy = st.from_regex(regex, fullmatch=True)
+    plain: SearchStrategy[str]
+    if regex is not None:
+        plain = st.from_regex(regex, fullmatch=True)
         if longest is None:
-            strategy = st.one_of(strategy, st.from_regex(regex, fullmatch=False))
+            plain = st.one_of(plain, st.from_regex(regex, fullmatch=False))
+        if shortest > 0 or longest is not None:
+            plain = plain.filter(
+                lambda text: shortest <= len(text) and (longest is None or len(text) <= longest)
+            )
     else:
-        return st.text(
+        plain = st.text(
             _CHARS,
             min_size=shortest,
             max_size=longest if longest is not None else shortest + 20,
         )
-    if shortest > 0 or longest is not None:
-        strategy = strategy.filter(
-            lambda text: shortest <= len(text) and (longest is None or len(text) <= longest)
+    fmt = node.get("format")
+    if not isinstance(fmt, str) or fmt not in _FORMATS:
+        return plain
+    formatted = _FORMATS[fmt]
+
+    def fits(text: str) -> bool:
+        return (
+            shortest <= len(text)
+            and (longest is None or len(text) <= longest)
+            and (regex is None or regex.search(text) is not None)
         )
-    return strategy
+
+    @st.composite
+    def strings(draw: DrawFn) -> JsonValue:
+        # The format when it also meets the other keywords, else a plain string: ``format``
+        # only annotates, so a string that misses it is still valid.
+        text = draw(formatted)
+        return text if fits(text) else draw(plain)
+
+    return strings()
 
 
 # -- mutations ------------------------------------------------------------------------------------
@@ -1461,6 +1539,22 @@ def _mutations(
                     sample,
                     (),
                 )
+    forbidden = node.get("not")
+    if isinstance(forbidden, dict) and not _has_ref(forbidden):
+        check = _compile_alone(orjson.dumps(forbidden))
+        samples = [_SAMPLES[name](value) for name in _TYPES]
+        listed = forbidden.get("enum")
+        samples[:0] = listed if isinstance(listed, list) else []
+        if "const" in forbidden:
+            samples.insert(0, forbidden["const"])
+        for sample in samples:
+            if check is not None and check.is_valid(sample):
+                yield (
+                    "not_allowed",
+                    f"{shown} replaced by {_show(sample)}, which the 'not' schema forbids",
+                    sample,
+                    (),
+                )
     if isinstance(value, dict):
         yield from _object_mutations(node, value)
     elif isinstance(value, list):
@@ -1469,6 +1563,11 @@ def _mutations(
         yield from _string_mutations(node, value)
     elif isinstance(value, int | float) and not isinstance(value, bool):
         yield from _number_mutations(node, value)
+
+
+_GROWTH: Final = 1000
+"""Limits past this many items or properties (100 times as many characters) are not exceeded:
+the arguments would be too big to be useful."""
 
 
 def _outside(members: list[JsonValue]) -> list[JsonValue]:
@@ -1519,7 +1618,7 @@ def _object_mutations(
             (),
         )
     most = node.get("maxProperties")
-    if isinstance(most, int) and not isinstance(most, bool) and most >= 0:
+    if isinstance(most, int) and not isinstance(most, bool) and 0 <= most <= _GROWTH:
         grown = dict(value)
         index = 0
         while len(grown) <= most:
@@ -1545,7 +1644,7 @@ def _array_mutations(
             (),
         )
     most = node.get("maxItems")
-    if isinstance(most, int) and not isinstance(most, bool) and most >= 0:
+    if isinstance(most, int) and not isinstance(most, bool) and 0 <= most <= _GROWTH:
         filler: JsonValue = value[-1] if value else None
         grown = value + [filler] * (most + 1 - len(value))
         yield (
@@ -1570,7 +1669,7 @@ def _string_mutations(
         cut = value[: least - 1]
         yield "too_short", f"{shown} cut to {_show(cut)}, shorter than minLength {least}", cut, ()
     most = node.get("maxLength")
-    if isinstance(most, int) and not isinstance(most, bool) and most >= 0:
+    if isinstance(most, int) and not isinstance(most, bool) and 0 <= most <= 100 * _GROWTH:
         grown = value + (value[-1:] or "x") * (most + 1 - len(value))
         yield (
             "too_long",

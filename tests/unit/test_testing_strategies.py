@@ -499,6 +499,7 @@ ONE_KIND = {
     "too_few_items": {"type": "array", "minItems": 1},
     "too_many_items": {"type": "array", "maxItems": 1},
     "not_unique": {"type": "array", "uniqueItems": True, "minItems": 1},
+    "not_allowed": {"not": {"type": "string"}},
     "extra_property": {"type": "object", "additionalProperties": False},
     "too_few_properties": {"type": "object", "minProperties": 1},
     "too_many_properties": {"type": "object", "maxProperties": 1},
