@@ -714,11 +714,7 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.function(*args, **kwargs)
 
-    @overload
-    def __get__(self, obj: None, objtype: type | None = None) -> FunctionTool[P, R]: ...
-    @overload
-    def __get__(self, obj: object, objtype: type | None = None) -> FunctionTool[..., R]: ...
-    def __get__(self, obj: object, objtype: type | None = None) -> FunctionTool[Any, R]:
+    def __get__(self, obj: object, objtype: type | None = None) -> FunctionTool[..., R]:
         if self.binding is _Binding.INSTANCE and obj is not None:
             return self._bound(types.MethodType(self.function, obj), obj)
         if self.binding is _Binding.CLASS:
@@ -790,7 +786,28 @@ def _defaults(fn: Callable[..., object]) -> dict[str, bool]:
 
 
 @overload
-def tool(fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
+def tool(
+    fn: Callable[P, R],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    concurrency_safe: bool = True,
+    state_injected: bool = False,
+    external: bool = False,
+    strict: bool | None = None,
+    timeout: float | None = None,
+    inline: bool = False,
+    converter: ResultConverter | None = None,
+    dangerous_files: tuple[str, ...] = (),
+    dangerous_directories: tuple[str, ...] = (),
+    inject: tuple[type, ...] = (),
+    explicit_params: bool = False,
+    lenient: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
+    docstring_style: DocstringStyle = "auto",
+) -> FunctionTool[P, R]: ...
 @overload
 def tool(
     *,

@@ -13,7 +13,7 @@ from ferrotool._demo import demo_toolkit
 from ferrotool.testing import InvalidArguments, invalid_arguments, valid_arguments
 
 DEMO = demo_toolkit()
-TOOLS = [DEMO.get_tool(name) for name in DEMO.names()]
+TOOLS = [tool for name in DEMO.names() if (tool := DEMO.get_tool(name)) is not None]
 
 
 def run(toolkit: Toolkit, name: str, arguments: str) -> Any:

@@ -152,7 +152,7 @@ def test_reset_tools_is_idempotent_and_overwrites(
         context = RuntimeContext(user_id="u", session_id="s")
         for flags in calls:
             view = await registry.open_view(context, store)
-            block = ToolUseBlock.of("c", "reset_tools", flags)  # type: ignore[arg-type]
+            block = ToolUseBlock.of("c", "reset_tools", flags)
             result = await view.call_tool(block, context)
             assert result.state.value == "success", result.content
         return await store.load(SessionKey("u", "s"))

@@ -67,7 +67,7 @@ async def serve(registry: Registry, store: InMemorySessionStore, request: Reques
     context = request.context
     view = await registry.open_view(context, store)
     flags = {group: group in request.groups for group in GROUPS}
-    switched = await view.call_tool(ToolUseBlock.of("r", "reset_tools", flags), context)  # type: ignore[arg-type]
+    switched = await view.call_tool(ToolUseBlock.of("r", "reset_tools", flags), context)
     assert switched.state is ToolResultState.SUCCESS, switched.content
     externals = [
         SchemaOnlyTool({"name": name, "description": "client tool"}) for name in request.externals

@@ -268,7 +268,7 @@ def test_request_config_checks() -> None:
     with pytest.raises(ValueError, match="key must match"):
         ToolRequestConfig({"other": geo})
     with pytest.raises(ValueError, match="not external"):
-        ToolRequestConfig([search])  # type: ignore[list-item]
+        ToolRequestConfig([search])
     with pytest.raises(ValueError, match="two external tools"):
         ToolRequestConfig([geo, external("geolocate")])
     assert list(ToolRequestConfig({"geolocate": geo}).tools) == ["geolocate"]
