@@ -378,7 +378,7 @@ class _Table:
     def __init__(self) -> None:
         self.entries: dict[str, _Entry] = {}
         self.groups: dict[str, ToolGroup] = {}
-        self.members: dict[str, tuple[str, ...]] = {}
+        self.members: dict[str, list[str]] = {}
         self.next_seq = 0
         self.schema_cache: dict[tuple[str, bool], bytes] = {}
         self.visible_cache: dict[frozenset[str], tuple[str, ...]] = {}
@@ -387,7 +387,7 @@ class _Table:
         table = _Table()
         table.entries = dict(self.entries)
         table.groups = dict(self.groups)
-        table.members = dict(self.members)
+        table.members = {group: list(names) for group, names in self.members.items()}
         table.next_seq = self.next_seq
         return table
 
@@ -1034,14 +1034,15 @@ class Toolkit(_ToolSet):
             Toolkit._unplace(table, old)
         table.entries[name] = entry
         for group in entry.groups or (BASIC,):
-            table.members[group] = (*table.members.get(group, ()), name)
+            table.members.setdefault(group, []).append(name)
 
     @staticmethod
     def _unplace(table: _Table, entry: _Entry) -> None:
         name = entry.spec.name
         for group in entry.groups or (BASIC,):
-            members = table.members.get(group, ())
-            table.members[group] = tuple(member for member in members if member != name)
+            members = table.members.get(group)
+            if members is not None and name in members:
+                members.remove(name)
 
     def _tools_of(self, item: object) -> list[AgentTool]:
         if isinstance(item, (FunctionTool, ToolBase)):

@@ -8,6 +8,7 @@ of active groups). Nothing in a view can change the registry or another session.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Coroutine, Iterator
 from typing import TYPE_CHECKING, Any, final
 
@@ -23,9 +24,24 @@ from ferrotool._results import ToolResultBlock, ToolUseBlock
 from ferrotool._spec import ToolSpec
 from ferrotool._state import SessionKey, SessionStore, ToolContextState
 from ferrotool._tool import AgentTool
+from ferrotool._toolkit import _compile, _definitions, _resolved, _unknown
 
 if TYPE_CHECKING:
-    from ferrotool._toolkit import _Entry, _Table, _ToolSet
+    from ferrotool._toolkit import ToolkitConfig, _Entry, _Table, _ToolSet
+
+
+def _external_entry(tool: AgentTool, config: ToolkitConfig) -> _Entry:
+    """The compiled entry of a request's external tool, cached on the tool.
+
+    An external tool's entry does not depend on the toolkit (it never runs here), so a client
+    tool object reused across requests is compiled once.
+    """
+    cached: _Entry | None = getattr(tool, "_ferrotool_entry", None)
+    if cached is None or cached.tool is not tool:
+        cached = _compile(tool, None, config)
+        with contextlib.suppress(AttributeError):  # a slotted tool class: compile per view
+            object.__setattr__(tool, "_ferrotool_entry", cached)
+    return cached
 
 
 @final
@@ -59,8 +75,6 @@ class ToolView:
         store: SessionStore | None,
         key: SessionKey | None,
     ) -> None:
-        from ferrotool._toolkit import _compile
-
         self._owner = owner
         self._table = table
         self.state = state
@@ -75,7 +89,7 @@ class ToolView:
             for name, tool in config.tools.items():
                 if mode is ToolMergeMode.MERGE_BACKEND_PRIORITY and self._backend_visible(name):
                     continue
-                externals[name] = _compile(tool, None, owner._config)
+                externals[name] = _external_entry(tool, owner._config)
                 shadowed.add(name)
         self._externals = externals
         self._shadowed = frozenset(shadowed)
@@ -139,8 +153,6 @@ class ToolView:
         Each definition comes from its tool's cache, and the order is stable (backend tools in
         registration order, then external ones), so provider prompt caches keep hitting.
         """
-        from ferrotool._toolkit import _definitions
-
         entries = self._table.entries
         backend = (
             ()
@@ -179,8 +191,6 @@ class ToolView:
         """
         entry = self._resolve(call.name)
         if entry is None:
-            from ferrotool._toolkit import _resolved, _unknown
-
             if call.name in self._table.entries:
                 return _resolved(self._unavailable(call))
             return _resolved(_unknown(call, dict.fromkeys(self.names())))
