@@ -238,3 +238,10 @@ def test_raw_json_input_type_and_encoding() -> None:
         validator.validate_json(5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"(?i)utf-?8"):
         validator.validate_json(b'"\xff"')
+
+
+def test_multiple_of_is_exact_for_large_integers() -> None:
+    # An integer is compared exactly, not through its nearest float's shortest digits.
+    assert not JsonSchemaValidator({"multipleOf": 5.0}).is_valid(-1729382256910270464)
+    assert JsonSchemaValidator({"multipleOf": 5.0}).is_valid(-1729382256910270460)
+    assert not JsonSchemaValidator({"multipleOf": 5}).is_valid(-1729382256910270464)

@@ -141,6 +141,22 @@ fn decimal(value: f64) -> Option<Decimal> {
     Some(Decimal { digits, exponent })
 }
 
+/// The decimal value of a JSON number: integers exactly, floats by their shortest round-trip
+/// digits (the value the JSON text most likely wrote).
+fn exact_decimal(number: Number) -> Option<Decimal> {
+    match number {
+        Number::I64(v) => Some(Decimal {
+            digits: u128::from(v.unsigned_abs()),
+            exponent: 0,
+        }),
+        Number::U64(v) => Some(Decimal {
+            digits: u128::from(v),
+            exponent: 0,
+        }),
+        Number::F64(v) => decimal(v),
+    }
+}
+
 fn format_exp(value: f64, buffer: &mut [u8; 40]) -> Option<&str> {
     use std::io::Write;
     let mut cursor = std::io::Cursor::new(&mut buffer[..]);
@@ -163,7 +179,7 @@ pub(crate) fn is_multiple(value: Number, divisor: Number) -> bool {
     if v == 0.0 {
         return true;
     }
-    if let (Some(v), Some(d)) = (decimal(v), decimal(d)) {
+    if let (Some(v), Some(d)) = (exact_decimal(value), exact_decimal(divisor)) {
         if d.digits == 0 {
             return false;
         }
@@ -194,6 +210,15 @@ mod tests {
         assert!(!is_multiple(Number::F64(1e308), Number::F64(0.123_456_789)));
         assert!(is_multiple(Number::I64(12_391_239_123), Number::F64(1e-8)));
         assert!(is_multiple(Number::I64(10), Number::I64(5)));
+        // An integer is exact, not its nearest float's shortest digits.
+        assert!(!is_multiple(
+            Number::I64(-1_729_382_256_910_270_464),
+            Number::F64(5.0)
+        ));
+        assert!(is_multiple(
+            Number::I64(-1_729_382_256_910_270_460),
+            Number::F64(5.0)
+        ));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 use ferrotool_core::error::{ErrorCode, LineError, PathItem, describe_str};
 use ferrotool_core::ir::{Container, StringValue};
 use ferrotool_core::json::Number;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyArithmeticError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyString, PyTuple,
@@ -930,7 +930,14 @@ fn string_value<'py>(
     };
     match result {
         Ok(built) => Ok(Some(built)),
-        Err(error) if error.is_instance_of::<PyValueError>(py) => Ok(None),
+        // A well-formed value Python cannot hold (a duration beyond `timedelta.max`, a decimal
+        // exponent beyond the context's) is reported like a malformed one.
+        Err(error)
+            if error.is_instance_of::<PyValueError>(py)
+                || error.is_instance_of::<PyArithmeticError>(py) =>
+        {
+            Ok(None)
+        }
         Err(error) => Err(error),
     }
 }
