@@ -5,6 +5,7 @@ Usage::
     python -m benches.run                 # full run: prints Markdown, writes benches/results.json
     python -m benches.run --quick         # a few short repeats, no JSON written (a smoke test)
     python -m benches.run --markdown benches/RESULTS-table.md
+    python -m benches.run --only tool_async --only tool_inline   # some groups only
 
 Every measurement is a `timeit`-style loop: the loop count is calibrated once per
 implementation so that one repeat takes about ``--target-ms``, then every implementation of a
@@ -12,11 +13,16 @@ group is timed in turn, repeat after repeat (interleaved, so that drift on a noi
 all of them alike). The median over the repeats is reported, with ratios against the floor or
 the peer measured in the same run. The garbage collector is off while a loop runs, as in
 `timeit`.
+
+The tool-call groups (``tool_*``, `benches.tools`) time async calls inside one event loop per
+case (``anyio.run`` once, the loop inside it), so the loop's start-up is not counted; a sync
+implementation in the same group is timed by the same `timeit` loop as elsewhere.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import os
@@ -25,7 +31,8 @@ import statistics
 import sys
 import time
 import timeit
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +40,10 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import anyio
+
 from benches import cases as c
+from benches import tools as t
 
 HERE = Path(__file__).resolve().parent
 
@@ -88,6 +98,24 @@ class Target:
         return f"missed by {(self.measured / self.limit - 1) * 100:.0f}%"
 
 
+@dataclass(frozen=True)
+class Note:
+    """Something the tables must say: a peer left out (and why), or driven unlike its defaults."""
+
+    group: str
+    case: str
+    impl: str
+    text: str
+
+
+NOTES: list[Note] = []
+
+
+def _note(group: str, case: str, impl: str, text: str) -> None:
+    NOTES.append(Note(group, case, impl, text))
+    print(f"{group} {case} {impl}: {text}", file=sys.stderr, flush=True)
+
+
 # --- timing ----------------------------------------------------------------------------------
 
 
@@ -131,6 +159,68 @@ def measure_group(
             result.times_us.append(_time_loop(fn, result.loops) * 1e6)
         gc.collect()
     return results
+
+
+async def _time_loop_async(fn: Callable[[], Awaitable[object]], loops: int) -> float:
+    """Seconds per awaited call over ``loops`` calls, with the garbage collector off."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        for _ in range(loops):
+            await fn()
+        return (time.perf_counter() - start) / loops
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+async def _timed(built: t.Built, loops: int) -> float:
+    if built.awaitable:
+        return await _time_loop_async(built.call, loops)
+    return _time_loop(built.call, loops)
+
+
+async def _calibrate_async(built: t.Built, target_s: float) -> int:
+    """`_calibrate` for an implementation that may be awaited."""
+    await _timed(built, 1)  # warm up
+    loops = 1
+    while True:
+        elapsed = await _timed(built, loops) * loops
+        if elapsed >= target_s / 4 or loops >= 10_000_000:
+            break
+        loops *= 4 if elapsed < target_s / 40 else 2
+    return max(1, round(loops * target_s / max(elapsed, 1e-9)))
+
+
+def measure_group_async(
+    group: str,
+    case: str,
+    impls: dict[str, t.Built],
+    repeats: int,
+    target_s: float,
+) -> list[Measurement]:
+    """`measure_group` inside one event loop: each implementation is awaited if it is async.
+
+    Each implementation's context (if any) is entered once around the whole loop.
+    """
+
+    async def main() -> list[Measurement]:
+        with ExitStack() as stack:
+            for built in impls.values():
+                if built.context is not None:
+                    stack.enter_context(built.context())
+            results = [
+                Measurement(group, case, name, await _calibrate_async(built, target_s))
+                for name, built in impls.items()
+            ]
+            for _ in range(repeats):
+                for result, built in zip(results, impls.values(), strict=True):
+                    result.times_us.append(await _timed(built, result.loops) * 1e6)
+                gc.collect()
+        return results
+
+    return anyio.run(main)
 
 
 def measure_fresh(
@@ -242,6 +332,138 @@ def _errors_of(name: str, validator: Any, mapping: object) -> Callable[[], objec
     return lambda: validator.errors(mapping)
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:200]
+
+
+async def _outcomes(impls: dict[str, t.Built]) -> dict[str, t.Outcome]:
+    out: dict[str, t.Outcome] = {}
+    for name, built in impls.items():
+        with ExitStack() as stack:
+            if built.context is not None:
+                stack.enter_context(built.context())
+            try:
+                out[name] = await t.outcome(built)
+            except Exception as exc:
+                out[name] = t.Outcome(False, exc)
+    return out
+
+
+def _agrees(case: c.Case, name: str, outcome: t.Outcome) -> bool:
+    """Valid payloads give the expected value; S5 is an error (except for the floor)."""
+    if name == t.FLOOR:
+        return outcome.ok
+    if not case.valid:
+        return not outcome.ok and not isinstance(outcome.value, Exception)
+    return outcome.ok and outcome.value == t.EXPECTED[case.name]
+
+
+def bench_tools(group: str, mode: t.Mode, repeats: int, target_s: float) -> list[Measurement]:
+    """Raw JSON arguments to a tool result, S1 to S5, every implementation of one mode.
+
+    A peer that is not installed, has no such mode, cannot express a case's signature, or
+    disagrees with the case's validity (S1 to S4 valid, S5 an error) is left out of the timing
+    with a note saying why.
+    """
+    out: list[Measurement] = []
+    builders = t.implementations(mode)
+    for name, builder in builders.items():
+        if isinstance(builder, str):
+            _note(group, "S1-S5", name, builder)
+    for case in c.CASES:
+        fn = t.make_function(case, is_async=mode == "async")
+        raw = case.raw.decode()
+        impls: dict[str, t.Built] = {}
+        for name, builder in builders.items():
+            if isinstance(builder, str):
+                continue
+            try:
+                built = builder(fn, raw)
+            except Exception as exc:
+                _note(group, case.name, name, f"cannot express {case.name}: {_first_line(exc)}")
+                continue
+            if built.note:
+                _note(group, case.name, name, built.note)
+            impls[name] = built
+        for name, outcome in anyio.run(_outcomes, impls).items():
+            if not _agrees(case, name, outcome):
+                _note(group, case.name, name, f"not timed, wrong outcome: {outcome!r:.160}")
+                del impls[name]
+        out += measure_group_async(group, case.name, impls, repeats, target_s)
+    return out
+
+
+def bench_tool_async(repeats: int, target_s: float) -> list[Measurement]:
+    """Tool call with ``async def`` tools: S1 to S5."""
+    return bench_tools("tool_async", "async", repeats, target_s)
+
+
+def bench_tool_inline(repeats: int, target_s: float) -> list[Measurement]:
+    """Tool call with sync tools run on the caller's thread: S1 to S5."""
+    return bench_tools("tool_inline", "inline", repeats, target_s)
+
+
+def bench_tool_thread(repeats: int, target_s: float) -> list[Measurement]:
+    """Tool call with sync tools run on a worker thread: S1 to S5."""
+    return bench_tools("tool_thread", "thread", repeats, target_s)
+
+
+REGISTER_COUNT = 1000
+REGISTER_CASE = "1,000 tools"
+REGISTER_IMPL = "ferrotool tool(fn) + Toolkit.register"
+
+
+def bench_tool_register(repeats: int, target_s: float) -> list[Measurement]:
+    """Make 1,000 distinct functions tools and register them in a fresh `Toolkit`.
+
+    The functions are built before the clock starts (new ones for every repeat); the timed
+    section is ``Toolkit()`` plus ``register(tool(fn))`` for each, so derivation included. One
+    repeat is one toolkit of 1,000; a first, untimed one warms up.
+    """
+    result = Measurement("tool_register", REGISTER_CASE, REGISTER_IMPL, REGISTER_COUNT)
+    for repeat in range(repeats + 1):
+        functions = t.distinct_functions(REGISTER_COUNT, tag=f"r{repeat}_")
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter()
+            toolkit = t.register_all(functions)
+            elapsed = time.perf_counter() - start
+        finally:
+            gc.enable()
+        assert len(toolkit) == REGISTER_COUNT
+        if repeat:
+            result.times_us.append(elapsed * 1e6)
+    return [result]
+
+
+SCHEMA_COUNT = 100
+SCHEMA_CASE = "100 tools"
+
+
+def bench_tool_schemas(repeats: int, target_s: float) -> list[Measurement]:
+    """``toolkit.schemas("openai_chat")`` and ``schemas_json`` of 100 tools, from the cache."""
+    if not t.HAS_PROVIDERS:
+        _note(
+            "tool_schemas",
+            SCHEMA_CASE,
+            "ferrotool",
+            "skipped: ferrotool._providers (which Toolkit.schemas needs) is not there yet",
+        )
+        return []
+    try:
+        toolkit = t.schema_toolkit(SCHEMA_COUNT)
+    except Exception as exc:
+        _note("tool_schemas", SCHEMA_CASE, "ferrotool", f"skipped: {_first_line(exc)}")
+        return []
+    impls: dict[str, Callable[[], object]] = {
+        'schemas("openai_chat")': functools.partial(toolkit.schemas, "openai_chat"),
+        'schemas_json("openai_chat")': functools.partial(toolkit.schemas_json, "openai_chat"),
+    }
+    return measure_group("tool_schemas", SCHEMA_CASE, impls, repeats, target_s)
+
+
 # --- report ----------------------------------------------------------------------------------
 
 
@@ -281,6 +503,17 @@ def targets(results: list[Measurement]) -> list[Target]:
                 out.append(
                     Target(f"{case} mapping {method}: ferrotool / jsonschema-rs", r, 1.0, False)
                 )
+    r = ratio("tool_async", "S1", t.FT_TOOL, t.PYDANTIC_AI)
+    if r is not None:
+        out.append(Target("S1 async tool call: ferrotool / pydantic-ai", r, 1.2, False))
+    for peer, label, limit in ((t.AGENTS, "openai-agents", 5.0), (t.MCP, "mcp Tool.run", 10.0)):
+        r = ratio("tool_async", "S1", peer, t.FT_TOOL)
+        if r is not None:
+            out.append(Target(f"S1 async tool call: {label} / ferrotool", r, limit, True))
+    for case in ("S1", "S2", "S3", "S4"):
+        r = ratio("tool_inline", case, t.FT_TOOL, t.FLOOR)
+        if r is not None:
+            out.append(Target(f"{case} inline sync tool call: ferrotool / floor", r, 1.5, False))
     return out
 
 
@@ -305,6 +538,13 @@ def machine() -> dict[str, str]:
                 versions[module] = metadata.version(module.replace("_", "-"))
             except metadata.PackageNotFoundError:
                 versions[module] = "not installed"
+    from importlib import metadata
+
+    for dist in ("pydantic-ai-slim", "openai-agents", "mcp", "langchain-core", "anyio"):
+        try:
+            versions[dist.replace("-", "_")] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist.replace("-", "_")] = "not installed"
     core = Path(sys.modules["ferrotool._core"].__file__ or "")
     return {
         "ferrotool_path": str(core.parent),
@@ -338,7 +578,31 @@ GROUP_TITLES = {
     "derive": ("Derive schema and validator from a fresh function", None, c.FT_DERIVE),
     "compile": ("Compile a validator from S2's ready JSON Schema", None, c.FT_COMPILE),
     "mapping": ("Validate a parsed mapping against a JSON Schema", None, None),
+    "tool_async": (
+        "Tool call, async tools: raw JSON arguments to a result",
+        t.FLOOR,
+        t.FT_TOOL,
+    ),
+    "tool_inline": (
+        "Tool call, sync tools on the caller's thread: raw JSON arguments to a result",
+        t.FLOOR,
+        t.FT_TOOL,
+    ),
+    "tool_thread": (
+        "Tool call, sync tools on a worker thread: raw JSON arguments to a result",
+        t.FLOOR,
+        t.FT_TOOL,
+    ),
+    "tool_register": (
+        "Register 1,000 distinct tools in a fresh Toolkit (derivation + registration)",
+        None,
+        None,
+    ),
+    "tool_schemas": ("Provider tool list of 100 registered tools, from the cache", None, None),
 }
+# Groups whose ratio column is this median over ferrotool's (how many times slower a peer is),
+# rather than ferrotool's over this one.
+PEER_OVER_OURS = {"tool_async", "tool_inline", "tool_thread"}
 
 
 def markdown(results: list[Measurement], info: dict[str, str], repeats: int) -> str:
@@ -346,14 +610,15 @@ def markdown(results: list[Measurement], info: dict[str, str], repeats: int) -> 
     lines: list[str] = []
     for group, (title, base, ours) in GROUP_TITLES.items():
         rows = list(_rows(results, group))
-        if not rows:
+        notes = [n for n in NOTES if n.group == group]
+        if not rows and not notes:
             continue
         lines += [f"### {title}", ""]
         header = ["case", "implementation", "median µs", "IQR"]
         if base:
             header.append("x floor")
         if ours:
-            header.append("ferrotool ÷ this")
+            header.append("x ferrotool" if group in PEER_OVER_OURS else "ferrotool ÷ this")
         if group == "mapping":
             header.append("ferrotool ÷ jsonschema-rs")
         lines.append("| " + " | ".join(header) + " |")
@@ -365,11 +630,27 @@ def markdown(results: list[Measurement], info: dict[str, str], repeats: int) -> 
                 cells.append(f"{m.median_us / b.median_us:.2f}" if b else "")
             if ours:
                 o = _find(results, group, m.case, ours)
-                cells.append(f"{o.median_us / m.median_us:.2f}" if o else "")
+                if o is None:
+                    cells.append("")
+                elif group in PEER_OVER_OURS:
+                    cells.append(f"{m.median_us / o.median_us:.2f}")
+                else:
+                    cells.append(f"{o.median_us / m.median_us:.2f}")
             if group == "mapping":
                 cells.append(_mapping_ratio(results, m))
             lines.append("| " + " | ".join(cells) + " |")
+        if not rows:
+            lines.pop()
+            lines.pop()
         lines.append("")
+        if group == "tool_register":
+            lines += [
+                f"- {m.impl}: {m.median_us / m.loops:.1f} µs per tool ({m.loops:,} per toolkit)"
+                for m in rows
+            ]
+        lines += [f"- {n.case} {n.impl}: {n.text}" for n in notes]
+        if notes or group == "tool_register":
+            lines.append("")
     checked = targets(results)
     if checked:
         lines += [
@@ -378,9 +659,12 @@ def markdown(results: list[Measurement], info: dict[str, str], repeats: int) -> 
             "| target | measured | asked | verdict |",
             "|---|---:|---:|---|",
         ]
-        for t in checked:
-            sign = "≥" if t.higher_is_better else "≤"
-            lines.append(f"| {t.name} | {t.measured:.2f}x | {sign} {t.limit:g}x | {t.verdict()} |")
+        for target in checked:
+            sign = "≥" if target.higher_is_better else "≤"
+            lines.append(
+                f"| {target.name} | {target.measured:.2f}x | {sign} {target.limit:g}x "
+                f"| {target.verdict()} |"
+            )
         lines.append("")
     lines.append(
         f"Medians of {repeats} repeats (IQR: interquartile range of the repeats, relative to "
@@ -404,6 +688,11 @@ BENCHES: dict[str, Callable[[int, float], list[Measurement]]] = {
     "derive": bench_derive,
     "compile": bench_compile,
     "mapping": bench_mapping,
+    "tool_async": bench_tool_async,
+    "tool_inline": bench_tool_inline,
+    "tool_thread": bench_tool_thread,
+    "tool_register": bench_tool_register,
+    "tool_schemas": bench_tool_schemas,
 }
 
 
@@ -425,6 +714,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if not c.HAS_JSONSCHEMA_VALIDATOR:
         print("ferrotool.JsonSchemaValidator is not available: compile and mapping skip it.")
+    NOTES.clear()
+    info = machine()  # before the run: another build may replace the extension's file meanwhile
     results: list[Measurement] = []
     started = time.perf_counter()
     for name in args.only or list(BENCHES):
@@ -432,7 +723,6 @@ def main(argv: list[str] | None = None) -> int:
         results += BENCHES[name](repeats, target_s)
     elapsed = time.perf_counter() - started
 
-    info = machine()
     if info["core_extension_bytes"].isdigit() and int(info["core_extension_bytes"]) > 16 << 20:
         print("warning: ferrotool._core looks like a debug build; rebuild with --release.")
     table = markdown(results, info, repeats)
@@ -447,7 +737,8 @@ def main(argv: list[str] | None = None) -> int:
             {**asdict(m), "median_us": m.median_us, "min_us": m.min_us, "iqr_fraction": m.spread}
             for m in results
         ],
-        "targets": [{**asdict(t), "met": t.met} for t in targets(results)],
+        "targets": [{**asdict(target), "met": target.met} for target in targets(results)],
+        "notes": [asdict(note) for note in NOTES],
     }
     json_path = args.json or (None if args.quick else HERE / "results.json")
     if json_path:

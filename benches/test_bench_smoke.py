@@ -2,23 +2,27 @@
 
 So that no benchmark silently measures a failing path: every peer accepts S1 to S4 and returns
 the function's result, rejects S5 with the error at ``items[2].qty``, and the typed peers build
-real records. No timing here.
+real records. The tool-call peers (`benches.tools`) agree with ferrotool on S1 to S5: the same
+value for S1 to S4, an error (and no call) for S5, in every mode. No timing here.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import enum
+import importlib.util
 import inspect
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 import orjson
 import pytest
 
 import ferrotool
 from benches import cases as c
 from benches import run
+from benches import tools as t
 
 VALID = [case for case in c.CASES if case.valid]
 EXPECTED_RESULT = {"S1": "Paris", "S2": 3, "S3": "nightly-report", "S4": 200}
@@ -131,6 +135,88 @@ def test_compile_s2_schema(compile_: str) -> None:
     assert not validator.is_valid(c.S5_PAYLOAD)
 
 
+_TOOL_BUILDERS = {mode: t.implementations(mode) for mode in t.MODES}
+_TOOL_IMPLS = [(mode, name) for mode, builders in _TOOL_BUILDERS.items() for name in builders]
+_PEER_MODULES = {
+    t.PYDANTIC_AI: "pydantic_ai",
+    t.AGENTS: "agents",
+    t.MCP: "mcp",
+    t.MCP_CONVERT: "mcp",
+    t.LANGCHAIN: "langchain_core",
+}
+
+
+def _builder(mode: t.Mode, impl: str) -> t.Builder:
+    builder = _TOOL_BUILDERS[mode][impl]
+    if isinstance(builder, str):
+        module = _PEER_MODULES.get(impl)
+        # A peer that is not installed, or has no such mode, is skipped (the run says so too);
+        # one that is installed but cannot be driven is a failure.
+        if builder.startswith("not applicable") or (
+            module is not None and importlib.util.find_spec(module) is None
+        ):
+            pytest.skip(builder)
+        pytest.fail(builder)
+    return builder
+
+
+async def _outcome(built: t.Built) -> t.Outcome:
+    if built.context is None:
+        return await t.outcome(built)
+    with built.context():
+        return await t.outcome(built)
+
+
+@pytest.mark.parametrize("case", c.CASES, ids=lambda case: case.name)
+@pytest.mark.parametrize(("mode", "impl"), _TOOL_IMPLS, ids=lambda v: str(v).replace(" ", "-"))
+def test_tool_call_agrees_with_ferrotool(mode: t.Mode, impl: str, case: c.Case) -> None:
+    builder = _builder(mode, impl)
+    seen: list[dict[str, Any]] = []
+    fn = t.make_function(case, is_async=mode == "async", record=seen.append)
+    assert inspect.iscoroutinefunction(fn) is (mode == "async")
+    built = builder(fn, case.raw.decode())
+    outcome = anyio.run(_outcome, built)
+    if impl == t.FLOOR:  # no validation: S5 is called too
+        assert outcome.ok, outcome
+        assert len(seen) == 1
+        return
+    if case.valid:
+        assert outcome == t.Outcome(True, t.EXPECTED[case.name])
+        assert len(seen) == 1
+        assert set(seen[0]) == set(case.payload)
+        assert t.records_built(seen[0], case), seen[0]
+    else:
+        assert not outcome.ok, outcome
+        assert seen == []  # rejected before the call
+        assert "qty" in str(outcome.value) or impl == t.AGENTS  # agents: a fixed error text
+
+
+def test_ferrotool_s5_result_names_the_error() -> None:
+    case = c.CASES_BY_NAME["S5"]
+    built = t.ferrotool_tool("async")(t.make_function(case, is_async=True), case.raw.decode())
+    result = anyio.run(built.call)
+    assert result.state is ferrotool.ToolResultState.ERROR
+    assert "items[2].qty" in result.content or "/items/2/qty" in str(result.metadata)
+
+
+def test_distinct_tools_register() -> None:
+    functions = t.distinct_functions(20, tag="x")
+    assert len({fn.__name__ for fn in functions}) == 20
+    toolkit = t.register_all(functions)
+    assert len(toolkit) == 20
+    block = ferrotool.ToolUseBlock("call_1", "tool_x0007", '{"city_7": "Oslo"}')
+    assert anyio.run(toolkit.call_tool, block).content == "Oslo"
+
+
+@pytest.mark.skipif(not t.HAS_PROVIDERS, reason="ferrotool._providers is not there yet")
+def test_schemas_of_registered_tools() -> None:
+    toolkit = t.schema_toolkit(5)
+    tools = toolkit.schemas("openai_chat")
+    assert [tool["function"]["name"] for tool in tools] == [f"tool_s{i:04d}" for i in range(5)]
+    assert orjson.loads(toolkit.schemas_json("openai_chat")) == tools
+    assert toolkit.schemas_json("openai_chat") is toolkit.schemas_json("openai_chat")
+
+
 def test_harness_quick_run(tmp_path: Any) -> None:
     out = tmp_path / "results.json"
     table = tmp_path / "table.md"
@@ -138,6 +224,14 @@ def test_harness_quick_run(tmp_path: Any) -> None:
     assert run.main(argv) == 0
     document = orjson.loads(out.read_bytes())
     groups = {row["group"] for row in document["results"]}
-    assert {"call", "derive"} <= groups
+    assert {"call", "derive", "tool_async", "tool_inline", "tool_thread", "tool_register"} <= groups
+    assert ("tool_schemas" in groups) is t.HAS_PROVIDERS
+    tool_rows = {(row["group"], row["case"], row["impl"]) for row in document["results"]}
+    for case in c.CASES:
+        for group in ("tool_async", "tool_inline", "tool_thread"):
+            assert (group, case.name, t.FT_TOOL) in tool_rows
+            assert (group, case.name, t.FLOOR) in tool_rows
+    notes = document["notes"]
+    assert all("wrong outcome" not in note["text"] for note in notes), notes
     assert "| S1 | floor |" in table.read_text()
     assert ferrotool.__version__ in document["machine"]["version_ferrotool"]
