@@ -57,6 +57,7 @@ _log = logging.getLogger("ferrotool")
 _DONE: Final = "Done"
 _VISIBLE_CACHE: Final = 1024
 _SUCCESS: Final = ToolResultState.SUCCESS
+_ERROR: Final = ToolResultState.ERROR
 _EMPTY: Final[Mapping[str, JsonValue]] = types.MappingProxyType({})
 _tuple_new: Final = tuple.__new__
 _SUGGESTION_SCAN: Final = 2000
@@ -240,24 +241,34 @@ def _unknown(block: ToolUseBlock, names: Mapping[str, object]) -> ToolResultBloc
 
 
 def _invalid(block: ToolUseBlock, error: ValidationError) -> ToolResultBlock:
-    lines = "\n".join(f"- {detail.message}" for detail in error.errors)
-    return ToolResultBlock.error(
-        f"Invalid arguments for tool '{block.name}':\n{lines}\n"
-        "Correct the arguments and call the tool again.",
-        id=block.id,
-        name=block.name,
-        metadata={
-            "errors": [
-                {
-                    "code": detail.code,
-                    "pointer": detail.pointer,
-                    "expected": detail.expected,
-                    "found": detail.found,
-                }
-                for detail in error.errors
-            ]
-        },
+    details = error.errors
+    lines = "\n".join([f"- {detail.message}" for detail in details])
+    text = (
+        f"Error: Invalid arguments for tool '{block.name}':\n{lines}\n"
+        "Correct the arguments and call the tool again."
     )
+    errors: list[JsonValue] = [
+        {
+            "code": detail.code,
+            "pointer": detail.pointer,
+            "expected": detail.expected,
+            "found": detail.found,
+        }
+        for detail in details
+    ]
+    return _result(block, text, _ERROR, types.MappingProxyType({"errors": errors}))
+
+
+def _result(
+    block: ToolUseBlock,
+    text: str,
+    state: ToolResultState,
+    metadata: Mapping[str, JsonValue],
+    structured: JsonValue = None,
+) -> ToolResultBlock:
+    """A one-text result for ``block``, built without the factories' checks (hot path)."""
+    output = (_tuple_new(TextBlock, (text,)),)
+    return _tuple_new(ToolResultBlock, (block.id, block.name, output, state, metadata, structured))
 
 
 def _failed(block: ToolUseBlock, exc: BaseException) -> ToolResultBlock:
@@ -311,23 +322,26 @@ _JSON_OPTIONS: Final = orjson.OPT_PASSTHROUGH_SUBCLASS
 
 
 def _convert(entry: _Entry, block: ToolUseBlock, value: object) -> ToolResultBlock:
+    """A tool's return value as its result (see `Toolkit.call_tool`)."""
     if entry.function is not None and entry.function.converter is not None:
         value = entry.function.converter(value)
-    if type(value) is str:
-        return ToolResultBlock(
-            id=block.id,
-            name=block.name,
-            output=(TextBlock(value),),
-            state=ToolResultState.SUCCESS,
-        )
-    if isinstance(value, ToolResultBlock):
-        if value.id == block.id and value.name == block.name:
-            return value
-        return value.with_call(block.id, block.name)
+    kind = type(value)
+    if kind is str:
+        return _result(block, cast("str", value), _SUCCESS, _EMPTY)
+    if kind is int:
+        return _result(block, str(value), _SUCCESS, _EMPTY, cast("int", value))
+    if kind is bool or kind is float:
+        json = orjson.dumps(value).decode()
+        return _result(block, json, _SUCCESS, _EMPTY, cast("bool | float", value))
+    if kind is ToolResultBlock:
+        result = cast("ToolResultBlock", value)
+        if result.id == block.id and result.name == block.name:
+            return result
+        return result.with_call(block.id, block.name)
     if value is None:
-        return ToolResultBlock.success(_DONE, id=block.id, name=block.name)
+        return _result(block, _DONE, _SUCCESS, _EMPTY)
     if isinstance(value, str):
-        return ToolResultBlock.success(str(value), id=block.id, name=block.name)
+        return _result(block, str(value), _SUCCESS, _EMPTY)
     if isinstance(value, CONTENT_TYPES):
         return ToolResultBlock.success(value, id=block.id, name=block.name)
     if (
@@ -342,10 +356,8 @@ def _convert(entry: _Entry, block: ToolUseBlock, value: object) -> ToolResultBlo
         data = orjson.dumps(value, default=_json_default, option=_JSON_OPTIONS)
     except TypeError:
         _log.warning("tool %s returned a %s, not JSON: sent as str()", block.name, type(value))
-        return ToolResultBlock.success(str(value), id=block.id, name=block.name)
-    return ToolResultBlock.success(
-        data.decode(), id=block.id, name=block.name, structured=orjson.loads(data)
-    )
+        return _result(block, str(value), _SUCCESS, _EMPTY)
+    return _result(block, data.decode(), _SUCCESS, _EMPTY, orjson.loads(data))
 
 
 def _definitions(
@@ -632,10 +644,7 @@ class _ToolSet:
         except BaseException as exc:
             return _cancelled(call, exc)
         if type(value) is str:
-            return _tuple_new(
-                ToolResultBlock,
-                (call.id, call.name, (_tuple_new(TextBlock, (value,)),), _SUCCESS, _EMPTY, None),
-            )
+            return _result(call, value, _SUCCESS, _EMPTY)
         return _convert(entry, call, value)
 
     async def _call(
