@@ -727,10 +727,11 @@ class _ToolSet:
         fresh one through `anyio.run`; do not call this from inside a running event loop.
         """
         entry = self._table.entries.get(call.name)
-        function = None if entry is None else entry.function
+        if entry is None:
+            return _unknown(call, self._table.entries)
+        function = entry.function
         if (
-            entry is None
-            or function is None
+            function is None
             or entry.run is _Run.AWAIT
             or entry.checks_permissions
             or (entry.spec.timeout or self._config.default_timeout) is not None
@@ -748,12 +749,18 @@ class _ToolSet:
                 return arguments
         if entry.spec.external:
             return ToolResultBlock.suspended(call)
-        sinks = self._progress if on_progress is None else (*self._progress, on_progress)
-        fn = _prepare(entry, function, call, arguments, context or EMPTY_CONTEXT, agent, sinks)
+        plain = entry.plain
         try:
-            value = fn()
+            if plain is not None:
+                value = plain(**arguments)
+            else:
+                sinks = self._progress if on_progress is None else (*self._progress, on_progress)
+                context = context or EMPTY_CONTEXT
+                value = _prepare(entry, function, call, arguments, context, agent, sinks)()
         except Exception as exc:
             return _raised(call, exc)
+        if type(value) is str:
+            return _result(call, value, _SUCCESS, _EMPTY)
         try:
             return _convert(entry, call, value)
         except Exception as exc:
