@@ -67,6 +67,7 @@ from ferrotool._tool import (
     SuspendTool,
     ToolBase,
     ToolCallParam,
+    ToolOptions,
     tool,
 )
 from ferrotool._toolkit import RegistrationError, Registry, Toolkit, ToolkitConfig, session_key
@@ -128,6 +129,7 @@ __all__ = [
     "ToolGroup",
     "ToolGroupScope",
     "ToolMergeMode",
+    "ToolOptions",
     "ToolProgress",
     "ToolRequestConfig",
     "ToolResultBlock",

@@ -23,6 +23,7 @@ from typing import (
     ParamSpec,
     Protocol,
     TypeAlias,
+    TypedDict,
     TypeVar,
     cast,
     final,
@@ -31,6 +32,7 @@ from typing import (
 )
 
 import orjson
+from typing_extensions import Unpack
 
 from ferrotool import _core
 from ferrotool._context import Agent, AgentState, Emitter, ProgressSink, RuntimeContext
@@ -534,9 +536,32 @@ class DocumentationWarning(UserWarning):
     """A tool's docstring and signature disagree about its parameters."""
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class _Options:
+class ToolOptions(TypedDict, total=False):
+    """The options of `tool` (all optional).
+
+    Attributes:
+        name: The tool's name (default: the function's).
+        description: Overrides the docstring's description.
+        read_only: The tool changes nothing.
+        concurrency_safe: Calls may overlap with other calls (default true).
+        state_injected: The tool takes the agent's state in a parameter annotated `AgentState`.
+        external: The tool runs elsewhere: a call is validated and answered suspended.
+        strict: Ask providers for strict arguments.
+        timeout: Seconds a call may take before it ends with an error result.
+        inline: A sync function cheap enough to run on the caller's thread (by default sync
+            functions run in the toolkit's bounded worker-thread pool).
+        converter: Turns the return value into a result (or into something the default
+            conversion understands).
+        dangerous_files: File names added to the default dangerous files.
+        dangerous_directories: Directory names added to the default dangerous directories.
+        inject: Classes whose parameters are filled from the `RuntimeContext` by type.
+        explicit_params: Only parameters with a `Param` marker are shown to the model; all
+            others are injected by type.
+        lenient: Accept numeric and boolean strings for numbers and booleans.
+        limits: Input size, nesting and error-count limits.
+        docstring_style: How to read the docstring (detected by default).
+    """
+
     name: str | None
     description: str | None
     read_only: bool
@@ -554,6 +579,30 @@ class _Options:
     lenient: bool
     limits: Limits
     docstring_style: DocstringStyle
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Options:
+    """`ToolOptions` with every default filled in."""
+
+    name: str | None = None
+    description: str | None = None
+    read_only: bool = False
+    concurrency_safe: bool = True
+    state_injected: bool = False
+    external: bool = False
+    strict: bool | None = None
+    timeout: float | None = None
+    inline: bool = False
+    converter: ResultConverter | None = None
+    dangerous_files: tuple[str, ...] = ()
+    dangerous_directories: tuple[str, ...] = ()
+    inject: tuple[type, ...] = ()
+    explicit_params: bool = False
+    lenient: bool = False
+    limits: Limits = DEFAULT_LIMITS
+    docstring_style: DocstringStyle = "auto"
 
 
 class _Binding(enum.Enum):
@@ -786,70 +835,11 @@ def _defaults(fn: Callable[..., object]) -> dict[str, bool]:
 
 
 @overload
-def tool(
-    fn: Callable[P, R],
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    read_only: bool = False,
-    concurrency_safe: bool = True,
-    state_injected: bool = False,
-    external: bool = False,
-    strict: bool | None = None,
-    timeout: float | None = None,
-    inline: bool = False,
-    converter: ResultConverter | None = None,
-    dangerous_files: tuple[str, ...] = (),
-    dangerous_directories: tuple[str, ...] = (),
-    inject: tuple[type, ...] = (),
-    explicit_params: bool = False,
-    lenient: bool = False,
-    limits: Limits = DEFAULT_LIMITS,
-    docstring_style: DocstringStyle = "auto",
-) -> FunctionTool[P, R]: ...
+def tool(fn: Callable[P, R], /, **options: Unpack[ToolOptions]) -> FunctionTool[P, R]: ...
 @overload
+def tool(**options: Unpack[ToolOptions]) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    read_only: bool = False,
-    concurrency_safe: bool = True,
-    state_injected: bool = False,
-    external: bool = False,
-    strict: bool | None = None,
-    timeout: float | None = None,
-    inline: bool = False,
-    converter: ResultConverter | None = None,
-    dangerous_files: tuple[str, ...] = (),
-    dangerous_directories: tuple[str, ...] = (),
-    inject: tuple[type, ...] = (),
-    explicit_params: bool = False,
-    lenient: bool = False,
-    limits: Limits = DEFAULT_LIMITS,
-    docstring_style: DocstringStyle = "auto",
-) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
-def tool(
-    fn: Callable[P, R] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    read_only: bool = False,
-    concurrency_safe: bool = True,
-    state_injected: bool = False,
-    external: bool = False,
-    strict: bool | None = None,
-    timeout: float | None = None,
-    inline: bool = False,
-    converter: ResultConverter | None = None,
-    dangerous_files: tuple[str, ...] = (),
-    dangerous_directories: tuple[str, ...] = (),
-    inject: tuple[type, ...] = (),
-    explicit_params: bool = False,
-    lenient: bool = False,
-    limits: Limits = DEFAULT_LIMITS,
-    docstring_style: DocstringStyle = "auto",
+    fn: Callable[P, R] | None = None, /, **options: Unpack[ToolOptions]
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """Make a tool from a typed function or method, bare (``@tool``) or with options.
 
@@ -865,26 +855,10 @@ def tool(
 
     Args:
         fn: The function (when used bare).
-        name: The tool's name (default: the function's).
-        description: Overrides the docstring's description.
-        read_only: The tool changes nothing.
-        concurrency_safe: Calls may overlap with other calls.
-        state_injected: The tool takes the agent's state in a parameter annotated `AgentState`.
-        external: The tool runs elsewhere: a call is validated and answered suspended.
-        strict: Ask providers for strict arguments.
-        timeout: Seconds a call may take before it ends with an error result.
-        inline: A sync function cheap enough to run on the caller's thread (by default sync
-            functions run in the toolkit's bounded worker-thread pool).
-        converter: Turns the return value into a result (or into something the default
-            conversion understands).
-        dangerous_files: File names added to the default dangerous files.
-        dangerous_directories: Directory names added to the default dangerous directories.
-        inject: Classes whose parameters are filled from the `RuntimeContext` by type.
-        explicit_params: Only parameters with a `Param` marker are shown to the model; all
-            others are injected by type.
-        lenient: Accept numeric and boolean strings for numbers and booleans.
-        limits: Input size, nesting and error-count limits.
-        docstring_style: How to read the docstring (detected by default).
+        **options: See `ToolOptions`: ``name``, ``description``, ``read_only``,
+            ``concurrency_safe``, ``state_injected``, ``external``, ``strict``, ``timeout``,
+            ``inline``, ``converter``, ``dangerous_files``, ``dangerous_directories``,
+            ``inject``, ``explicit_params``, ``lenient``, ``limits``, ``docstring_style``.
 
     Returns:
         The tool, or a decorator that makes one.
@@ -892,31 +866,14 @@ def tool(
     Raises:
         SchemaError: A parameter cannot become a schema, or an injection is misdeclared; the
             message names the function and the parameter.
+        TypeError: An unknown option.
     """
-    options = _Options(
-        name=name,
-        description=description,
-        read_only=read_only,
-        concurrency_safe=concurrency_safe,
-        state_injected=state_injected,
-        external=external,
-        strict=strict,
-        timeout=timeout,
-        inline=inline,
-        converter=converter,
-        dangerous_files=dangerous_files,
-        dangerous_directories=dangerous_directories,
-        inject=inject,
-        explicit_params=explicit_params,
-        lenient=lenient,
-        limits=limits,
-        docstring_style=docstring_style,
-    )
+    resolved = _Options(**options)
 
     def decorate(function: Callable[P, R]) -> FunctionTool[P, R]:
         if isinstance(function, FunctionTool):
             raise TypeError(f"{function!r} is already a tool")
-        return FunctionTool(function, options, binding=_binding(function))
+        return FunctionTool(function, resolved, binding=_binding(function))
 
     return decorate if fn is None else decorate(fn)
 
@@ -932,6 +889,7 @@ __all__ = [
     "SuspendTool",
     "ToolBase",
     "ToolCallParam",
+    "ToolOptions",
     "ToolReturn",
     "tool",
 ]

@@ -236,6 +236,10 @@ def test_schema_errors_name_the_parameter() -> None:
         def gen(x: int) -> Any:
             yield x
 
+    unknown: dict[str, Any] = {"nmae": "typo"}
+    with pytest.raises(TypeError, match="nmae"):
+        tool(**unknown)
+
     with pytest.raises(ValueError, match="invalid tool name"):
 
         @tool(name="bad name")
