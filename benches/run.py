@@ -17,6 +17,10 @@ the peer measured in the same run. The garbage collector is off while a loop run
 The tool-call groups (``tool_*``, `benches.tools`) time async calls inside one event loop per
 case (``anyio.run`` once, the loop inside it), so the loop's start-up is not counted; a sync
 implementation in the same group is timed by the same `timeit` loop as elsewhere.
+
+The request-view groups (``view_build``, ``view_schemas``, ``reset_tools``, `benches.views`) time
+`Registry.view` over registries of 10 to 100,000 tools, a view's provider tool list, and a
+session's ``reset_tools`` round trip through an in-memory and a Redis session store.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ import statistics
 import sys
 import time
 import timeit
+import uuid
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import ExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +49,7 @@ import anyio
 
 from benches import cases as c
 from benches import tools as t
+from benches import views as v
 
 HERE = Path(__file__).resolve().parent
 
@@ -199,13 +205,23 @@ def measure_group_async(
     impls: dict[str, t.Built],
     repeats: int,
     target_s: float,
+    *,
+    around: Callable[[], AbstractAsyncContextManager[object]] | None = None,
 ) -> list[Measurement]:
     """`measure_group` inside one event loop: each implementation is awaited if it is async.
 
-    Each implementation's context (if any) is entered once around the whole loop.
+    Each implementation's context (if any) is entered once around the whole loop; ``around``
+    (an async context, such as a store whose connections belong to the loop) is entered
+    first, inside the loop, and left last.
     """
 
     async def main() -> list[Measurement]:
+        async with AsyncExitStack() as outer:
+            if around is not None:
+                await outer.enter_async_context(around())
+            return await measured()
+
+    async def measured() -> list[Measurement]:
         with ExitStack() as stack:
             for built in impls.values():
                 if built.context is not None:
@@ -221,6 +237,24 @@ def measure_group_async(
         return results
 
     return anyio.run(main)
+
+
+def measure_cases(
+    group: str,
+    impls: dict[tuple[str, str], Callable[[], object]],
+    repeats: int,
+    target_s: float,
+) -> list[Measurement]:
+    """`measure_group` over several cases at once, keyed by (case, implementation).
+
+    Every implementation of every case is timed in turn within each repeat, so ratios between
+    cases (a small registry against a large one) see the same drift of a noisy machine.
+    """
+    keyed = {f"{case}\x00{impl}": fn for (case, impl), fn in impls.items()}
+    results = measure_group(group, "", keyed, repeats, target_s)
+    for result in results:
+        result.case, result.impl = result.impl.split("\x00")
+    return results
 
 
 def measure_fresh(
@@ -464,6 +498,129 @@ def bench_tool_schemas(repeats: int, target_s: float) -> list[Measurement]:
     return measure_group("tool_schemas", SCHEMA_CASE, impls, repeats, target_s)
 
 
+VIEW_IMPL = "view(state, config)"
+VIEW_NAMES_IMPL = "view(state, config).names()"
+
+
+def bench_view_build(repeats: int, target_s: float) -> list[Measurement]:
+    """``registry.view(state, config)`` with 20 external tools over 10 to 100,000 backend tools.
+
+    Each registry is `StubTool`\\ s (a prebuilt spec, no derivation) over ``basic`` and four
+    groups, two of them active in the session; the 20 `SchemaOnlyTool`\\ s and the request
+    config are built once. Both implementations of every size are interleaved in one
+    measurement (`measure_cases`). Before timing, each view's names are checked.
+    """
+    state = v.view_state()
+    config = v.request_config(v.external_tools())
+    impls: dict[tuple[str, str], Callable[[], object]] = {}
+    for size in v.BACKEND_SIZES:
+        case = v.size_case(size)
+        registry = v.backend_registry(size)
+        names = registry.view(state, config).names()
+        if names != v.expected_view_names(size):
+            _note("view_build", case, VIEW_NAMES_IMPL, f"not timed, wrong names: {names[:8]!r}")
+            continue
+        impls[case, VIEW_IMPL] = functools.partial(registry.view, state, config)
+        impls[case, VIEW_NAMES_IMPL] = _view_names(registry, state, config)
+    return measure_cases("view_build", impls, repeats, target_s)
+
+
+def _view_names(registry: Any, state: Any, config: Any) -> Callable[[], tuple[str, ...]]:
+    view = registry.view
+    return lambda: view(state, config).names()
+
+
+SCHEMAS_WARM = f"{v.SCHEMA_VISIBLE} tools, warm"
+SCHEMAS_COLD = f"{v.SCHEMA_VISIBLE} tools, first call"
+
+
+def bench_view_schemas(repeats: int, target_s: float) -> list[Measurement]:
+    """A view's ``openai_chat`` tool list for 100 visible tools (79 function tools in ``basic``
+    and an active group, the meta tool, 20 external tools; 20 more in an inactive group).
+
+    Warm: one view, its per-tool definitions cached by a first call. First call: each timed call
+    is on a view of a fresh registry with fresh external tools (built before the clock), so
+    every definition is built and the visible list computed (`measure_fresh`).
+    """
+    function_tools = v.schema_function_tools()
+    registry = v.schema_registry(function_tools)
+    state, config = v.schema_state(), v.request_config(v.external_tools())
+    view = registry.view(state, config)
+    tools = view.schemas(v.SCHEMA_FORMAT)  # the warm-up: every definition built and cached
+    names = [tool["function"]["name"] for tool in tools]
+    if names != v.expected_schema_names(function_tools):
+        _note("view_schemas", SCHEMAS_WARM, "view", f"not timed, wrong tools: {names[:8]!r}")
+        return []
+    fmt = v.SCHEMA_FORMAT
+    warm: dict[str, Callable[[], object]] = {
+        f'schemas("{fmt}")': functools.partial(view.schemas, fmt),
+        f'schemas_json("{fmt}")': functools.partial(view.schemas_json, fmt),
+        f'view(state, config).schemas_json("{fmt}")': _view_schemas_json(
+            registry, state, config, fmt
+        ),
+    }
+    out = measure_group("view_schemas", SCHEMAS_WARM, warm, repeats, target_s)
+    cold: dict[str, Callable[[Any], object]] = {
+        f'schemas("{fmt}")': lambda fresh: fresh.schemas(fmt),
+        f'schemas_json("{fmt}")': lambda fresh: fresh.schemas_json(fmt),
+    }
+    factory = functools.partial(v.fresh_schema_view, function_tools)
+    out += measure_fresh("view_schemas", SCHEMAS_COLD, cold, factory, repeats, target_s)
+    return out
+
+
+def _view_schemas_json(registry: Any, state: Any, config: Any, fmt: Any) -> Callable[[], bytes]:
+    view = registry.view
+    return lambda: view(state, config).schemas_json(fmt)
+
+
+RESET_ROUND_TRIP = "open_view + reset_tools"
+RESET_STORE_ONLY = "store load + compare_and_set"
+MEMORY_CASE = "InMemorySessionStore"
+REDIS_CASE = "RedisSessionStore"
+
+
+def bench_reset_tools(repeats: int, target_s: float) -> list[Measurement]:
+    """A session's ``reset_tools`` round trip, per store: `ResetRoundTrip`.
+
+    ``open_view`` loads the state and builds the view; ``reset_tools`` validates the JSON of
+    booleans, loads the state again and writes it with compare-and-set, and answers. The store's
+    own part (one load, one compare-and-set on a session of its own) is timed beside it. One
+    event loop per store; the Redis store is opened inside it, its keys (under a prefix of this
+    run) deleted and its client closed at the end. No Redis server: the case is skipped with a
+    note (an error under ``FERROTOOL_REQUIRE_REDIS=1``).
+    """
+    registry = v.schema_registry(v.schema_function_tools())
+    stores: list[tuple[str, v.StoreOpener]] = [(MEMORY_CASE, v.memory_store)]
+    url = v.redis_url()
+    problem = v.redis_problem(url)
+    if problem is None:
+        stores.append((REDIS_CASE, v.redis_store(url, v.redis_prefix())))
+    elif v.redis_required():
+        raise RuntimeError(f"FERROTOOL_REQUIRE_REDIS=1 but {problem}")
+    else:
+        _note("reset_tools", REDIS_CASE, RESET_ROUND_TRIP, f"skipped: {problem}")
+    out: list[Measurement] = []
+    for case, open_store in stores:
+        trip = v.ResetRoundTrip(registry, open_store, f"s-{uuid.uuid4().hex[:12]}")
+        problem = anyio.run(v.check_round_trip, trip)
+        if problem is not None:
+            _note("reset_tools", case, RESET_ROUND_TRIP, f"not timed, wrong outcome: {problem}")
+            continue
+        impls = {
+            RESET_ROUND_TRIP: t.Built(trip.round_trip, True, _reset_outcome),
+            RESET_STORE_ONLY: t.Built(trip.store_only, True, _reset_outcome),
+        }
+        out += measure_group_async(
+            "reset_tools", case, impls, repeats, target_s, around=trip.opened
+        )
+    return out
+
+
+def _reset_outcome(result: object) -> t.Outcome:
+    return t.Outcome(result is not None, result)
+
+
 # --- report ----------------------------------------------------------------------------------
 
 
@@ -514,6 +671,11 @@ def targets(results: list[Measurement]) -> list[Target]:
         r = ratio("tool_inline", case, t.FT_TOOL, t.FLOOR)
         if r is not None:
             out.append(Target(f"{case} inline sync tool call: ferrotool / floor", r, 1.5, False))
+    small, large = v.size_case(v.BACKEND_SIZES[0]), v.size_case(v.BACKEND_SIZES[-1])
+    for impl in (VIEW_IMPL, VIEW_NAMES_IMPL):
+        a, b = _find(results, "view_build", large, impl), _find(results, "view_build", small, impl)
+        if a is not None and b is not None:
+            out.append(Target(f"{impl}: {large} / {small}", a.median_us / b.median_us, 1.5, False))
     return out
 
 
@@ -599,6 +761,17 @@ GROUP_TITLES = {
         None,
     ),
     "tool_schemas": ("Provider tool list of 100 registered tools, from the cache", None, None),
+    "view_build": (
+        "Request view with 20 external tools over a registry of 10 to 100,000 tools",
+        None,
+        None,
+    ),
+    "view_schemas": ("A request view's provider tool list, 100 visible tools", None, None),
+    "reset_tools": (
+        "Session round trip: open_view from the store, then reset_tools",
+        None,
+        None,
+    ),
 }
 # Groups whose ratio column is this median over ferrotool's (how many times slower a peer is),
 # rather than ferrotool's over this one.
@@ -693,6 +866,9 @@ BENCHES: dict[str, Callable[[int, float], list[Measurement]]] = {
     "tool_thread": bench_tool_thread,
     "tool_register": bench_tool_register,
     "tool_schemas": bench_tool_schemas,
+    "view_build": bench_view_build,
+    "view_schemas": bench_view_schemas,
+    "reset_tools": bench_reset_tools,
 }
 
 

@@ -23,6 +23,7 @@ import ferrotool
 from benches import cases as c
 from benches import run
 from benches import tools as t
+from benches import views as v
 
 VALID = [case for case in c.CASES if case.valid]
 EXPECTED_RESULT = {"S1": "Paris", "S2": 3, "S3": "nightly-report", "S4": 200}
@@ -225,13 +226,125 @@ def test_harness_quick_run(tmp_path: Any) -> None:
     document = orjson.loads(out.read_bytes())
     groups = {row["group"] for row in document["results"]}
     assert {"call", "derive", "tool_async", "tool_inline", "tool_thread", "tool_register"} <= groups
+    assert {"view_build", "view_schemas", "reset_tools"} <= groups
     assert ("tool_schemas" in groups) is t.HAS_PROVIDERS
     tool_rows = {(row["group"], row["case"], row["impl"]) for row in document["results"]}
     for case in c.CASES:
         for group in ("tool_async", "tool_inline", "tool_thread"):
             assert (group, case.name, t.FT_TOOL) in tool_rows
             assert (group, case.name, t.FLOOR) in tool_rows
+    for size in v.BACKEND_SIZES:
+        for impl in (run.VIEW_IMPL, run.VIEW_NAMES_IMPL):
+            assert ("view_build", v.size_case(size), impl) in tool_rows
+    assert ("reset_tools", run.MEMORY_CASE, run.RESET_ROUND_TRIP) in tool_rows
+    assert any(row["case"] == run.SCHEMAS_COLD for row in document["results"])
+    targets = {target["name"] for target in document["targets"]}
+    assert f"{run.VIEW_IMPL}: 100,000 tools / 10 tools" in targets
     notes = document["notes"]
     assert all("wrong outcome" not in note["text"] for note in notes), notes
+    assert all("not timed" not in note["text"] for note in notes), notes
     assert "| S1 | floor |" in table.read_text()
     assert ferrotool.__version__ in document["machine"]["version_ferrotool"]
+
+
+# --- request views and session state (`benches.views`) ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def registries() -> dict[int, ferrotool.Registry]:
+    """The view_build registries, built once (100,000 tools take a few seconds)."""
+    return {size: v.backend_registry(size) for size in v.BACKEND_SIZES}
+
+
+@pytest.mark.parametrize("size", v.BACKEND_SIZES)
+def test_view_sees_exactly_the_expected_tools(
+    registries: dict[int, ferrotool.Registry], size: int
+) -> None:
+    registry = registries[size]
+    assert len(registry) == size + 1  # the meta tool too
+    externals = v.external_tools()
+    view = registry.view(v.view_state(), v.request_config(externals))
+    names = view.names()
+    assert names == v.expected_view_names(size)
+    # basic, db and search: 3/5 of the backend, one of them replaced by an external tool.
+    assert len(names) == 1 + size * 3 // 5 - 1 + v.EXTERNAL_COUNT
+    assert len(set(names)) == len(names)
+    assert view.active_groups == frozenset(v.ACTIVE)
+    assert view.get_tool(v.SHADOWED) is externals[0]
+    assert names[-v.EXTERNAL_COUNT :] == tuple(tool.spec.name for tool in externals)
+    hidden = [v.backend_name(i) for i in (2, 4, size - 1) if i < size]  # deploy, admin
+    assert all(name in registry and name not in view for name in hidden)
+    # A second view of the same session and request sees the same (cached) list.
+    assert registry.view(v.view_state(), v.request_config(externals)).names() == names
+
+
+def test_view_schemas_list_100_definitions() -> None:
+    function_tools = v.schema_function_tools()
+    registry = v.schema_registry(function_tools)
+    view = registry.view(v.schema_state(), v.request_config(v.external_tools()))
+    tools = view.schemas(v.SCHEMA_FORMAT)
+    assert len(tools) == v.SCHEMA_VISIBLE == 100
+    names = [tool["function"]["name"] for tool in tools]
+    assert names == v.expected_schema_names(function_tools)
+    assert len(set(names)) == 100
+    assert all(tool["type"] == "function" and "parameters" in tool["function"] for tool in tools)
+    assert orjson.loads(view.schemas_json(v.SCHEMA_FORMAT)) == tools
+    # A fresh view (fresh registry, fresh external tools) gives the same bytes on its first call.
+    fresh = v.fresh_schema_view(function_tools)
+    assert fresh.get_tool("client_01") is not view.get_tool("client_01")
+    assert fresh.schemas_json(v.SCHEMA_FORMAT) == view.schemas_json(v.SCHEMA_FORMAT)
+
+
+async def _round_trip_leaves(trip: v.ResetRoundTrip) -> dict[str, Any]:
+    """Two round trips and one direct write; what the store holds after (store still open)."""
+    async with trip.opened():
+        first = await trip.round_trip()
+        second = await trip.round_trip()
+        state = await trip.store.load(trip.key)
+        view = await trip.registry.open_view(trip.context, trip.store)
+        direct = await trip.store_only()
+        return {
+            "results": [first, second],
+            "state": state,
+            "db_visible": "tool_v0040" in view and "tool_v0079" not in view,
+            "direct": direct,
+        }
+
+
+def _check_round_trip(trip: v.ResetRoundTrip) -> None:
+    left = anyio.run(_round_trip_leaves, trip)
+    for revision, result in enumerate(left["results"], start=1):
+        assert result.state is ferrotool.ToolResultState.SUCCESS, result
+        assert result.structured == {"active_groups": ["db"]}
+        assert result.metadata["revision"] == revision
+        assert "db" in result.content
+    assert dict(left["state"].groups) == {"db": True, "ops": False}
+    assert left["state"].revision == 2
+    assert left["db_visible"]
+    assert dict(left["direct"].groups) == {"db": True, "ops": False}
+    assert left["direct"].revision == 1
+    assert anyio.run(v.check_round_trip, trip) is None  # what the benchmark checks too
+
+
+def test_reset_tools_round_trip_in_memory() -> None:
+    registry = v.schema_registry(v.schema_function_tools())
+    _check_round_trip(v.ResetRoundTrip(registry, v.memory_store, "memory"))
+
+
+def test_reset_tools_round_trip_in_redis() -> None:
+    url = v.redis_url()
+    problem = v.redis_problem(url)
+    if problem is not None:
+        if v.redis_required():
+            pytest.fail(f"FERROTOOL_REQUIRE_REDIS=1 but {problem}", pytrace=False)
+        pytest.skip(problem)
+    import redis
+
+    registry = v.schema_registry(v.schema_function_tools())
+    prefix = v.redis_prefix()
+    _check_round_trip(v.ResetRoundTrip(registry, v.redis_store(url, prefix), "redis"))
+    client = redis.Redis.from_url(url, socket_timeout=5)
+    try:
+        assert list(client.scan_iter(match=f"{prefix}*")) == []  # every key deleted
+    finally:
+        client.close()
