@@ -34,10 +34,13 @@ class SessionHandle:
     Attributes:
         store: The session store.
         key: The session.
+        state: The state the view was built from (tried first: one compare-and-set when
+            nobody wrote since).
     """
 
     store: SessionStore
     key: SessionKey
+    state: ToolContextState | None = None
 
 
 def activation_text(groups: Iterable[ToolGroup]) -> str:
@@ -111,7 +114,10 @@ class ResetTools(ToolBase[dict[str, bool]]):
             )
         flags = param.input
         stored = await update_session(
-            handle.store, handle.key, lambda state: self.new_state(state, flags)
+            handle.store,
+            handle.key,
+            lambda state: self.new_state(state, flags),
+            current=handle.state,
         )
         active = self.active(stored)
         return ToolResultBlock.success(

@@ -188,10 +188,13 @@ async def update_session(
     change: Callable[[ToolContextState], ToolContextState],
     *,
     attempts: int = 16,
+    current: ToolContextState | None = None,
 ) -> ToolContextState:
     """Apply ``change`` to a session's state with compare-and-set, re-reading on conflict.
 
     ``change`` must be a pure function of the state it is given: it may run more than once.
+    ``current``, a state already read (with its revision), saves the first read: when nobody
+    wrote since, the update is a single compare-and-set.
 
     Returns:
         The stored state.
@@ -200,10 +203,12 @@ async def update_session(
         SessionConflict: Every attempt lost to another writer.
     """
     for _ in range(attempts):
-        current = await store.load(key)
+        if current is None:
+            current = await store.load(key)
         stored = await store.compare_and_set(key, current.revision, change(current))
         if stored is not None:
             return stored
+        current = None
     raise SessionConflict(f"session {key} changed under {attempts} update attempts in a row")
 
 

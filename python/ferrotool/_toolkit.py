@@ -385,7 +385,15 @@ class _Table:
     on write), so a table reachable from a registry never changes.
     """
 
-    __slots__ = ("entries", "groups", "members", "next_seq", "schema_cache", "visible_cache")
+    __slots__ = (
+        "entries",
+        "groups",
+        "members",
+        "next_seq",
+        "schema_cache",
+        "view_schema_cache",
+        "visible_cache",
+    )
 
     def __init__(self) -> None:
         self.entries: dict[str, _Entry] = {}
@@ -393,7 +401,8 @@ class _Table:
         self.members: dict[str, list[str]] = {}
         self.next_seq = 0
         self.schema_cache: dict[tuple[str, bool], bytes] = {}
-        self.visible_cache: dict[frozenset[str], tuple[str, ...]] = {}
+        self.view_schema_cache: dict[tuple[str, bool, frozenset[str], frozenset[str]], bytes] = {}
+        self.visible_cache: dict[tuple[frozenset[str], frozenset[str]], tuple[str, ...]] = {}
 
     def copy(self) -> _Table:
         table = _Table()
@@ -403,22 +412,32 @@ class _Table:
         table.next_seq = self.next_seq
         return table
 
-    def visible(self, active: frozenset[str]) -> tuple[str, ...]:
+    def visible(
+        self, active: frozenset[str], hidden: frozenset[str] = frozenset()
+    ) -> tuple[str, ...]:
         """The names of the tools in ``basic`` or any ``active`` group, in registration order.
 
-        Cached per set of active groups.
+        Names in ``hidden`` (backend tools a request's own tools replace) are left out. Cached
+        per pair of sets.
         """
-        cached = self.visible_cache.get(active)
+        key = (active, hidden)
+        cached = self.visible_cache.get(key)
         if cached is None:
             names = set(self.members.get(BASIC, ()))
             for group in active:
                 names.update(self.members.get(group, ()))
+            names -= hidden
             entries = self.entries
             cached = tuple(sorted(names, key=lambda name: entries[name].seq))
-            if len(self.visible_cache) >= _VISIBLE_CACHE:
-                self.visible_cache.clear()
-            self.visible_cache[active] = cached
+            self.remember(self.visible_cache, key, cached)
         return cached
+
+    @staticmethod
+    def remember(cache: dict[Any, Any], key: object, value: object) -> None:
+        """Store in a bounded cache (emptied when full: request shapes repeat, or do not)."""
+        if len(cache) >= _VISIBLE_CACHE:
+            cache.clear()
+        cache[key] = value
 
     def active_groups(self, state: ToolContextState) -> frozenset[str]:
         """The groups active in a session with this state."""
@@ -898,6 +917,7 @@ class Toolkit(_ToolSet):
             self._shared = False
         else:
             self._table.schema_cache = {}
+            self._table.view_schema_cache = {}
             self._table.visible_cache = {}
         return self._table
 

@@ -57,6 +57,7 @@ class ToolView:
     __slots__ = (
         "_externals",
         "_key",
+        "_names",
         "_owner",
         "_shadowed",
         "_store",
@@ -90,9 +91,11 @@ class ToolView:
                 if mode is ToolMergeMode.MERGE_BACKEND_PRIORITY and self._backend_visible(name):
                     continue
                 externals[name] = _external_entry(tool, owner._config)
-                shadowed.add(name)
+                if name in table.entries:
+                    shadowed.add(name)
         self._externals = externals
         self._shadowed = frozenset(shadowed)
+        self._names: tuple[str, ...] | None = None
 
     # - visibility -
 
@@ -117,12 +120,16 @@ class ToolView:
         The backend's come first, in registration order, then the external ones in the
         config's order.
         """
+        names = self._names
+        if names is None:
+            names = (*self._backend_names(), *self._externals)
+            self._names = names
+        return names
+
+    def _backend_names(self) -> tuple[str, ...]:
         if self.config.mode is ToolMergeMode.EXTERNAL_ONLY:
-            return tuple(self._externals)
-        backend = self._table.visible(self.active_groups)
-        if self._shadowed:
-            backend = tuple(name for name in backend if name not in self._shadowed)
-        return (*backend, *self._externals)
+            return ()
+        return self._table.visible(self.active_groups, self._shadowed)
 
     def get_tool(self, name: str) -> AgentTool | None:
         """The tool ``name`` resolves to in this view, or ``None`` if it is not visible."""
@@ -153,17 +160,16 @@ class ToolView:
         Each definition comes from its tool's cache, and the order is stable (backend tools in
         registration order, then external ones), so provider prompt caches keep hitting.
         """
-        entries = self._table.entries
-        backend = (
-            ()
-            if self.config.mode is ToolMergeMode.EXTERNAL_ONLY
-            else [entries[name] for name in self.names() if name not in self._externals]
-        )
-        parts = (
-            *_definitions(backend, format, strict),
-            *_definitions(self._externals.values(), format, strict),
-        )
-        return b"[" + b",".join(parts) + b"]"
+        table = self._table
+        key = (format, strict, self.active_groups, self._shadowed)
+        backend = table.view_schema_cache.get(key)
+        if backend is None:
+            entries = table.entries
+            names = self._backend_names()
+            backend = b",".join(_definitions([entries[n] for n in names], format, strict))
+            table.remember(table.view_schema_cache, key, backend)
+        external = b",".join(_definitions(self._externals.values(), format, strict))
+        return b"[" + b",".join(part for part in (backend, external) if part) + b"]"
 
     def schemas(
         self, format: ProviderFormat = "openai_chat", *, strict: bool = False
@@ -195,7 +201,9 @@ class ToolView:
                 return _resolved(self._unavailable(call))
             return _resolved(_unknown(call, dict.fromkeys(self.names())))
         if self._store is not None and self._key is not None and entry.spec.name == "reset_tools":
-            context = (context or EMPTY_CONTEXT).with_value(SessionHandle(self._store, self._key))
+            context = (context or EMPTY_CONTEXT).with_value(
+                SessionHandle(self._store, self._key, self.state)
+            )
         return self._owner._call_entry(entry, call, context, agent, on_progress)
 
     def _unavailable(self, call: ToolUseBlock) -> ToolResultBlock:

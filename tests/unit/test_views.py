@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 import pytest
 
@@ -323,3 +325,49 @@ def test_removing_groups() -> None:
     locked.create_group("g")
     with pytest.raises(RegistrationError, match="removal is disabled"):
         locked.remove_group("g")
+
+
+class CountingStore:
+    """An in-memory store that counts its round trips."""
+
+    def __init__(self) -> None:
+        self.inner = InMemorySessionStore()
+        self.loads = 0
+        self.writes = 0
+
+    async def load(self, key: SessionKey) -> ToolContextState:
+        self.loads += 1
+        return await self.inner.load(key)
+
+    async def compare_and_set(
+        self, key: SessionKey, expected_revision: int, state: ToolContextState
+    ) -> ToolContextState | None:
+        self.writes += 1
+        return await self.inner.compare_and_set(key, expected_revision, state)
+
+
+async def test_reset_tools_is_one_write_when_nobody_else_wrote() -> None:
+    registry = make_toolkit().snapshot()
+    store = CountingStore()
+    context = RuntimeContext(user_id="u", session_id="s")
+    view = await registry.open_view(context, store)
+    await view.call_tool(call("reset_tools", '{"database": true}'), context)
+    assert (store.loads, store.writes) == (1, 1)
+    # a stale view: its revision lost, so the change is re-read and re-applied
+    await view.call_tool(call("reset_tools", '{"deployment": true}'), context)
+    assert (store.loads, store.writes) == (2, 3)
+    state = await store.inner.load(SessionKey("u", "s"))
+    assert state.revision == 2
+    assert dict(state.groups) == {"database": False, "deployment": True}
+
+
+def test_view_schemas_follow_shadowing_and_groups() -> None:
+    registry = make_toolkit().snapshot()
+    config = ToolRequestConfig([external("search"), external("geolocate")])
+    on = EMPTY_STATE.with_groups({"database": True})
+    for _ in range(2):  # the second time from the caches
+        listed: list[Any] = orjson.loads(registry.view(on, config).schemas_json())
+        names = [t["function"]["name"] for t in listed]
+        assert names == ["reset_tools", "db_query", "search", "geolocate"]
+        listed = orjson.loads(registry.view().schemas_json())
+        assert [t["function"]["name"] for t in listed] == ["search", "reset_tools"]
