@@ -516,7 +516,9 @@ def _duration(parts: tuple[int, int, int, int, int]) -> str:
     return "P" + date + ("T" + time if time else "")
 
 
-_LABEL: Final = r"[a-z0-9](?:[a-z0-9-]{0,10}[a-z0-9])?"
+# Hyphens only from the fourth character on: `--` in the third and fourth places is reserved
+# (RFC 5891), and validators that check formats reject it.
+_LABEL: Final = r"(?:[a-z0-9]{1,3}|[a-z0-9]{3}[a-z0-9-]{0,8}[a-z0-9])"
 _HOST: Final = rf"{_LABEL}(?:\.{_LABEL}){{0,3}}"
 _SMALL: Final = st.integers(min_value=0, max_value=400)
 _FORMATS: Final[dict[str, SearchStrategy[str]]] = {

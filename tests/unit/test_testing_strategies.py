@@ -39,6 +39,19 @@ from ferrotool.testing import (
     valid_arguments,
 )
 
+FORMATS = (
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "uuid",
+    "email",
+    "ipv4",
+    "ipv6",
+    "hostname",
+    "uri",
+)
+
 T = TypeVar("T")
 
 # -- hand-written schemas -------------------------------------------------------------------------
@@ -111,33 +124,8 @@ SCHEMAS: dict[str, Any] = {
     },
     "formats": {
         "type": "object",
-        "properties": {
-            name: {"type": "string", "format": name}
-            for name in (
-                "date-time",
-                "date",
-                "time",
-                "duration",
-                "uuid",
-                "email",
-                "ipv4",
-                "ipv6",
-                "hostname",
-                "uri",
-            )
-        },
-        "required": [
-            "date-time",
-            "date",
-            "time",
-            "duration",
-            "uuid",
-            "email",
-            "ipv4",
-            "ipv6",
-            "hostname",
-            "uri",
-        ],
+        "properties": {name: {"type": "string", "format": name} for name in FORMATS},
+        "required": list(FORMATS),
     },
     "arrays": {
         "type": "object",

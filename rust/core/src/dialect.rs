@@ -378,6 +378,19 @@ fn is_primitive(value: &Value) -> bool {
     !matches!(value, Value::Array(_) | Value::Object(_))
 }
 
+/// Writes `type` (first among the keywords when it was missing), or removes it for `None`.
+fn set_types(out: &mut Map<String, Value>, types: Option<&[String]>) {
+    if let Some(types) = types {
+        if out.contains_key("type") {
+            out.insert("type".to_owned(), types_value(types));
+        } else {
+            out.shift_insert(0, "type".to_owned(), types_value(types));
+        }
+    } else {
+        out.shift_remove("type");
+    }
+}
+
 fn types_value(types: &[String]) -> Value {
     match types {
         [single] => Value::String(single.clone()),
@@ -1430,15 +1443,7 @@ impl<'a> Walker<'a> {
                 .as_ref()
                 .is_some_and(|t| t.iter().any(|name| name == kind))
         };
-        if let Some(types) = &types {
-            if out.contains_key("type") {
-                out.insert("type".to_owned(), types_value(types));
-            } else {
-                out.shift_insert(0, "type".to_owned(), types_value(types));
-            }
-        } else {
-            out.shift_remove("type");
-        }
+        set_types(&mut out, types.as_deref());
         if has("object") {
             self.close_object(&mut out, &mut parts, pointer, root);
         } else {
@@ -1701,15 +1706,7 @@ impl<'a> Walker<'a> {
             }
             _ => {}
         }
-        if let Some(types) = &types {
-            if out.contains_key("type") {
-                out.insert("type".to_owned(), types_value(types));
-            } else {
-                out.shift_insert(0, "type".to_owned(), types_value(types));
-            }
-        } else {
-            out.shift_remove("type");
-        }
+        set_types(&mut out, types.as_deref());
         if nullable {
             out.insert("nullable".to_owned(), Value::Bool(true));
         }

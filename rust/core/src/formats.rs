@@ -299,7 +299,9 @@ pub fn is_ipv6(value: &str) -> bool {
     value.is_ascii() && !value.contains('%') && Ipv6Addr::from_str(value).is_ok()
 }
 
-/// RFC 1123 hostname: dot-separated labels of letters, digits and inner hyphens.
+/// RFC 1123 hostname: dot-separated labels of letters, digits and inner hyphens. A label with
+/// `--` in its third and fourth places is reserved (RFC 5891 section 4.2.3.1) unless it is an
+/// `xn--` A-label.
 pub fn is_hostname(value: &str) -> bool {
     let value = value.strip_suffix('.').unwrap_or(value);
     if value.is_empty() || value.len() > 253 {
@@ -313,6 +315,8 @@ pub fn is_hostname(value: &str) -> bool {
             && label
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && (label.get(2..4) != Some("--")
+                || label.get(..2).is_some_and(|p| p.eq_ignore_ascii_case("xn")))
     })
 }
 
@@ -414,6 +418,9 @@ mod tests {
         assert!(!is_ipv6("12345::"));
         assert!(is_hostname("www.example.com"));
         assert!(!is_hostname("-bad.example"));
+        assert!(!is_hostname("ab--c.example"));
+        assert!(is_hostname("xn--bcher-kva.example"));
+        assert!(is_hostname("a--b.example"));
         assert!(is_email("joe.bloggs@example.com"));
         assert!(!is_email("2962"));
         assert!(is_uri("http://example.com/a?b#c"));
