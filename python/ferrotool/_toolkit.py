@@ -122,6 +122,8 @@ class _Entry:
     run: _Run
     plain: Callable[..., Any] | None
     groups: frozenset[str] = frozenset()
+    awaits: bool = False
+    inline: bool = False
     seq: int = 0
     definitions: dict[tuple[str, bool], bytes] = field(default_factory=dict)
 
@@ -222,6 +224,8 @@ def _compile(
         parse=parse,
         run=run,
         plain=None if checks else plain,
+        awaits=run is _Run.AWAIT,
+        inline=run is _Run.INLINE,
     )
 
 
@@ -646,12 +650,11 @@ class _ToolSet:
         plain = entry.plain
         if plain is None:
             return await self._call(entry, call, arguments, context, agent, on_progress)
-        run = entry.run
         try:
-            if run is _Run.INLINE:
-                value = plain(**arguments)
-            elif run is _Run.AWAIT:
+            if entry.awaits:
                 value = await plain(**arguments)
+            elif entry.inline:
+                value = plain(**arguments)
             else:
                 value = await anyio.to_thread.run_sync(
                     functools.partial(plain, **arguments),
@@ -662,8 +665,9 @@ class _ToolSet:
             return _raised(call, exc)
         except BaseException as exc:
             return _cancelled(call, exc)
-        if type(value) is str:
-            return _result(call, value, _SUCCESS, _EMPTY)
+        if type(value) is str:  # the common case, built in place
+            text = (_tuple_new(TextBlock, (value,)),)
+            return _tuple_new(ToolResultBlock, (call.id, call.name, text, _SUCCESS, _EMPTY, None))
         return _convert(entry, call, value)
 
     async def _call(
