@@ -117,7 +117,8 @@ class ToolResultBlock(NamedTuple):
 
     Build results with the factories (`success`, `error`, `text`, `suspended`, ...) or with
     keyword arguments. Results are immutable values (a named tuple, because one is built per
-    call): `with_state` and `with_call` return new ones.
+    call): `with_state` and `with_call` return new ones. They compare by value but are not
+    hashable (their metadata is a mapping); the blocks and `ToolUseBlock` are.
 
     Attributes:
         id: The id of the call this answers (``None`` until stamped by the toolkit).

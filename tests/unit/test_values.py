@@ -178,3 +178,9 @@ def test_permission_decision_json() -> None:
     assert PermissionBehavior.parse("ALLOW") is PermissionBehavior.ALLOW
     with pytest.raises(ValueError, match="Unknown PermissionBehavior: nope"):
         PermissionBehavior.parse("nope")
+
+
+def test_what_is_hashable() -> None:
+    assert len({TextBlock("a"), TextBlock("a"), ToolUseBlock("1", "t")}) == 2
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(ToolResultBlock.success("x"))
