@@ -36,6 +36,8 @@ pub(crate) struct Context<'v, 'py> {
 }
 
 type Built<'py> = Result<Option<Bound<'py, PyAny>>, Fatal>;
+/// An array's values and item count, or `None` when the value was not an array.
+type Items<'py> = Result<Option<(Vec<Bound<'py, PyAny>>, usize)>, Fatal>;
 
 impl<'py> Context<'_, 'py> {
     pub(crate) fn new(max_errors: usize, max_depth: u16, lenient: bool) -> Self {
@@ -392,33 +394,14 @@ impl Engine {
                 min,
                 max,
             } => {
-                let head = source.head()?;
-                if !matches!(head, Head::Array) {
-                    let (found, is_object) = (describe(&head), is_container(&head));
-                    return Self::mismatch(
-                        source,
-                        context,
-                        ErrorCode::WrongType,
-                        "array",
-                        found,
-                        is_object,
-                    );
-                }
-                context.enter()?;
                 let mark = context.errors.len();
-                let mut built = Vec::new();
-                let mut count = 0usize;
-                source.items(&mut |source, index| {
-                    count += 1;
-                    context.path.push(Segment::Index(index));
-                    let item = self.value(items, source, context);
-                    context.path.pop();
-                    if let Some(item) = item? {
-                        built.push(item);
-                    }
-                    Ok(())
-                })?;
-                context.leave();
+                let Some((built, count)) =
+                    Self::array_items(source, context, &mut |source, context, _| {
+                        self.value(items, source, context)
+                    })?
+                else {
+                    return Ok(None);
+                };
                 Self::check_size(
                     context,
                     count,
@@ -447,43 +430,19 @@ impl Engine {
                 Ok(Some(value))
             }
             Node::Tuple { items } => {
-                let head = source.head()?;
-                if !matches!(head, Head::Array) {
-                    let (found, is_object) = (describe(&head), is_container(&head));
-                    return Self::mismatch(
-                        source,
-                        context,
-                        ErrorCode::WrongType,
-                        "array",
-                        found,
-                        is_object,
-                    );
-                }
-                context.enter()?;
                 let mark = context.errors.len();
-                let mut built = Vec::with_capacity(items.len());
-                let mut count = 0usize;
-                source.items(&mut |source, index| {
-                    count += 1;
-                    context.path.push(Segment::Index(index));
-                    let result = if let Some(node) = items.get(index) {
-                        self.value(node, source, context).map(|item| {
-                            if let Some(item) = item {
-                                built.push(item);
-                            }
-                        })
-                    } else {
+                let Some((built, count)) =
+                    Self::array_items(source, context, &mut |source, context, index| {
+                        if let Some(node) = items.get(index) {
+                            return self.value(node, source, context);
+                        }
+                        source.skip()?;
                         let expected = format!("exactly {} items", items.len());
-                        source.skip().and_then(|()| {
-                            context
-                                .error(ErrorCode::UnexpectedItem, expected, "an extra item")
-                                .map(|_| ())
-                        })
-                    };
-                    context.path.pop();
-                    result
-                })?;
-                context.leave();
+                        context.error(ErrorCode::UnexpectedItem, expected, "an extra item")
+                    })?
+                else {
+                    return Ok(None);
+                };
                 if count < items.len() {
                     context.error(
                         ErrorCode::ArrayTooShort,
@@ -567,6 +526,43 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// Reads an array, each item with `item` (given its index, its path pushed): the values
+    /// built and the item count, or `None` when the value is not an array (recorded).
+    fn array_items<'v, 'py, S: Source<'py>>(
+        source: &mut S,
+        context: &mut Context<'v, 'py>,
+        item: &mut dyn FnMut(&mut S, &mut Context<'v, 'py>, usize) -> Built<'py>,
+    ) -> Items<'py> {
+        let head = source.head()?;
+        if !matches!(head, Head::Array) {
+            let (found, is_object) = (describe(&head), is_container(&head));
+            Self::mismatch(
+                source,
+                context,
+                ErrorCode::WrongType,
+                "array",
+                found,
+                is_object,
+            )?;
+            return Ok(None);
+        }
+        context.enter()?;
+        let mut built = Vec::new();
+        let mut count = 0usize;
+        source.items(&mut |source, index| {
+            count += 1;
+            context.path.push(Segment::Index(index));
+            let value = item(source, context, index);
+            context.path.pop();
+            if let Some(value) = value? {
+                built.push(value);
+            }
+            Ok(())
+        })?;
+        context.leave();
+        Ok(Some((built, count)))
     }
 
     fn check_size(
