@@ -1,11 +1,13 @@
 """The Rust extension: schema derivation and compiled validators."""
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from typing import final
 
 __all__ = [
     "ErrorDetail",
     "JsonSchemaValidator",
+    "PendingCall",
+    "PlainCall",
     "TypedValidator",
     "ValidationError",
     "__version__",
@@ -149,3 +151,48 @@ def provider_schema(
     Raises:
         ValueError: ``schema`` is not valid JSON or ``dialect`` is unknown.
     """
+
+@final
+class PlainCall:
+    """The compiled call of one plain function tool, run in Rust.
+
+    ``invalid(call, error)`` returns a coroutine that finishes a call whose arguments did not
+    validate; ``failed(call, exception)`` turns what the tool raised into its result (or
+    raises); ``convert(call, value)`` turns a return value other than ``str``, ``int`` or
+    ``None`` into the result. ``result_block`` and ``text_block`` are the named tuple classes
+    of results (6 fields) and text blocks (1 field).
+    """
+
+    def __new__(
+        cls,
+        validator: TypedValidator,
+        function: Callable[..., object],
+        *,
+        awaits: bool,
+        invalid: Callable[..., object],
+        failed: Callable[..., object],
+        convert: Callable[..., object],
+        result_block: type[tuple[object, ...]],
+        text_block: type[tuple[object, ...]],
+        success: object,
+        empty: object,
+        done: str,
+    ) -> PlainCall: ...
+    def __call__(self, call: object, /) -> PendingCall:
+        """The awaitable that runs ``call`` (a ``ToolUseBlock``) when awaited."""
+
+@final
+class PendingCall:
+    """One tool call in progress: await it for the ``ToolResultBlock``.
+
+    A coroutine in all but type: ``send``, ``throw`` and ``close`` behave as a coroutine's.
+    """
+
+    def __await__(self) -> Generator[object, object, object]: ...
+    def __next__(self) -> object: ...
+    def send(self, value: object, /) -> object:
+        """Resume the call."""
+    def throw(self, typ: object, val: object = ..., tb: object = ..., /) -> object:
+        """Raise an exception inside the call (cancellation)."""
+    def close(self) -> None:
+        """Stop the call."""

@@ -76,6 +76,7 @@ class FunctionSchema(Generic[R]):
             datetimes, tuples, sets). Raises `ValidationError` listing every problem.
         validate_python: Validates an already parsed mapping of arguments the same way.
         call_json: Validates raw JSON arguments and calls the function with them.
+        validator: The compiled validator these methods belong to.
     """
 
     name: str
@@ -87,6 +88,7 @@ class FunctionSchema(Generic[R]):
     validate_json: Callable[[str | bytes], dict[str, object]] = field(repr=False)
     validate_python: Callable[[Mapping[str, object]], dict[str, object]] = field(repr=False)
     call_json: Callable[[str | bytes], R] = field(repr=False)
+    validator: _core.TypedValidator = field(repr=False)
 
     def json_schema(self) -> dict[str, JsonValue]:
         """Return a fresh copy of the parameters' JSON Schema."""
@@ -179,6 +181,7 @@ def function_schema(
             "Callable[[Mapping[str, object]], dict[str, object]]", validator.validate_python
         ),
         call_json=cast("Callable[[str | bytes], R]", validator.call_json),
+        validator=validator,
     )
 
 

@@ -21,6 +21,7 @@ import anyio
 import anyio.to_thread
 import orjson
 
+from ferrotool import _core
 from ferrotool._content import CONTENT_TYPES, ContentBlock, TextBlock
 from ferrotool._context import EMPTY_CONTEXT, Emitter, ProgressSink, RuntimeContext
 from ferrotool._core import ValidationError
@@ -109,7 +110,8 @@ class _Entry:
 
     ``parse`` validates raw JSON into the tool's input. ``plain`` is the function to call
     directly when nothing else is needed: a function tool that is not external, checks no
-    permissions, has no presets, injections, converter or timeout.
+    permissions, has no presets, injections, converter or timeout. ``fast`` runs a whole call
+    of such a tool in Rust when it is awaited or inline (`_core.PlainCall`).
     """
 
     tool: AgentTool
@@ -126,6 +128,7 @@ class _Entry:
     inline: bool = False
     seq: int = 0
     definitions: dict[tuple[str, bool], bytes] = field(default_factory=dict)
+    fast: Callable[[ToolUseBlock], Coroutine[Any, Any, ToolResultBlock]] | None = None
 
 
 def _merging_parser(base: ToolBase[Any], presets: Mapping[str, object]) -> Callable[[str], Any]:
@@ -214,7 +217,7 @@ def _compile(
         ):
             plain = function.function
     checks = isinstance(item, ToolBase) and _overrides(item, "check_permissions")
-    return _Entry(
+    entry = _Entry(
         tool=item,
         spec=spec,
         origin=origin,
@@ -227,6 +230,33 @@ def _compile(
         awaits=run is _Run.AWAIT,
         inline=run is _Run.INLINE,
     )
+    if function is not None and entry.plain is not None and run is not _Run.THREAD:
+        entry = dataclasses.replace(entry, fast=_fast_call(entry, function))
+    return entry
+
+
+def _fast_call(
+    entry: _Entry, function: FunctionTool[Any, Any]
+) -> Callable[[ToolUseBlock], Coroutine[Any, Any, ToolResultBlock]]:
+    """The whole call of a plain awaited or inline tool, run by the Rust core.
+
+    The common case (valid arguments; a ``str``, ``int`` or ``None`` returned) never leaves
+    Rust; the rest comes back here: `_plain_after_invalid`, `_outcome_of_raise`, `_convert`.
+    """
+    plain = _core.PlainCall(
+        function.schema.validator,
+        function.function,
+        awaits=entry.awaits,
+        invalid=functools.partial(_plain_after_invalid, entry),
+        failed=_outcome_of_raise,
+        convert=functools.partial(_convert, entry),
+        result_block=ToolResultBlock,
+        text_block=TextBlock,
+        success=_SUCCESS,
+        empty=_EMPTY,
+        done=_DONE,
+    )
+    return cast("Callable[[ToolUseBlock], Coroutine[Any, Any, ToolResultBlock]]", plain)
 
 
 # --- results -----------------------------------------------------------------------------------
@@ -630,9 +660,26 @@ class _ToolSet:
         entry = self._table.entries.get(call.name)
         if entry is None:
             return _resolved(_unknown(call, self._table.entries))
-        return self._call_entry(entry, call, context, agent, on_progress)
+        fast = entry.fast
+        if fast is not None:
+            return fast(call)
+        return self._call_parsed(entry, call, context, agent, on_progress)
 
-    async def _call_entry(
+    def _call_entry(
+        self,
+        entry: _Entry,
+        call: ToolUseBlock,
+        context: RuntimeContext | None,
+        agent: object | None,
+        on_progress: ProgressSink | None,
+    ) -> Coroutine[Any, Any, ToolResultBlock]:
+        """Validate and run one call of a known tool: in Rust when the tool is plain."""
+        fast = entry.fast
+        if fast is not None:
+            return fast(call)
+        return self._call_parsed(entry, call, context, agent, on_progress)
+
+    async def _call_parsed(
         self,
         entry: _Entry,
         call: ToolUseBlock,
@@ -640,35 +687,16 @@ class _ToolSet:
         agent: object | None,
         on_progress: ProgressSink | None,
     ) -> ToolResultBlock:
-        """Validate and run one call of a known tool."""
+        """Validate and run one call of a known tool in Python."""
         try:
             arguments = entry.parse(call.arguments or "{}")
         except ValidationError as error:
             arguments = _without_nulls(entry, call, error)
             if isinstance(arguments, ToolResultBlock):
                 return arguments
-        plain = entry.plain
-        if plain is None:
+        if entry.plain is None:
             return await self._call(entry, call, arguments, context, agent, on_progress)
-        try:
-            if entry.awaits:
-                value = await plain(**arguments)
-            elif entry.inline:
-                value = plain(**arguments)
-            else:
-                value = await anyio.to_thread.run_sync(
-                    functools.partial(plain, **arguments),
-                    limiter=self._limiter,
-                    abandon_on_cancel=True,
-                )
-        except Exception as exc:
-            return _raised(call, exc)
-        except BaseException as exc:
-            return _cancelled(call, exc)
-        if type(value) is str:  # the common case, built in place
-            text = (_tuple_new(TextBlock, (value,)),)
-            return _tuple_new(ToolResultBlock, (call.id, call.name, text, _SUCCESS, _EMPTY, None))
-        return _convert(entry, call, value)
+        return await _run_plain(entry, call, arguments, self._limiter)
 
     async def _call(
         self,
@@ -824,6 +852,47 @@ def _without_nulls(entry: _Entry, call: ToolUseBlock, error: ValidationError) ->
 
 async def _resolved(result: ToolResultBlock) -> ToolResultBlock:
     return result
+
+
+async def _run_plain(
+    entry: _Entry,
+    call: ToolUseBlock,
+    arguments: dict[str, object],
+    limiter: anyio.CapacityLimiter | None,
+) -> ToolResultBlock:
+    """Call a plain tool with its validated arguments (awaited, inline or on a worker thread)."""
+    plain = cast("Callable[..., Any]", entry.plain)
+    try:
+        if entry.awaits:
+            value = await plain(**arguments)
+        elif entry.inline:
+            value = plain(**arguments)
+        else:
+            value = await anyio.to_thread.run_sync(
+                functools.partial(plain, **arguments), limiter=limiter, abandon_on_cancel=True
+            )
+    except Exception as exc:
+        return _raised(call, exc)
+    except BaseException as exc:
+        return _cancelled(call, exc)
+    return _convert(entry, call, value)
+
+
+async def _plain_after_invalid(
+    entry: _Entry, call: ToolUseBlock, error: ValidationError
+) -> ToolResultBlock:
+    """The rest of a Rust-run call whose arguments did not validate (see `_without_nulls`)."""
+    arguments = _without_nulls(entry, call, error)
+    if isinstance(arguments, ToolResultBlock):
+        return arguments
+    return await _run_plain(entry, call, arguments, None)
+
+
+def _outcome_of_raise(call: ToolUseBlock, exc: BaseException) -> ToolResultBlock:
+    """The result for a Rust-run call whose tool raised or was cancelled."""
+    if isinstance(exc, Exception):
+        return _raised(call, exc)
+    return _cancelled(call, exc)
 
 
 def _prepare(

@@ -1,6 +1,7 @@
 //! `ferrotool._core`: the only place where `PyO3` appears.
 mod derive;
 mod dialect;
+mod dispatch;
 mod errors;
 mod instance;
 mod schema_validator;
@@ -18,6 +19,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<errors::ErrorDetail>()?;
     m.add_class::<typed::TypedValidator>()?;
     m.add_class::<schema_validator::PySchemaValidator>()?;
+    m.add_class::<dispatch::PlainCall>()?;
+    m.add("PendingCall", dispatch::pending_call_type(m.py())?)?;
     m.add_function(wrap_pyfunction!(derive::derive_schema, m)?)?;
     m.add_function(wrap_pyfunction!(dialect::provider_schema, m)?)?;
     Ok(())

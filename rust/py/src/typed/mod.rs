@@ -113,7 +113,8 @@ impl TypedValidator {
         }
     }
 
-    fn validate_raw<'py>(
+    /// Parses and validates raw JSON (`str` or `bytes`) into the typed value.
+    pub(crate) fn validate_raw<'py>(
         &self,
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
