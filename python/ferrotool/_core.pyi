@@ -3,6 +3,8 @@
 from collections.abc import Callable, Generator, Mapping
 from typing import final
 
+from ferrotool._json import JsonValue
+
 __all__ = [
     "ErrorDetail",
     "JsonSchemaValidator",
@@ -12,6 +14,7 @@ __all__ = [
     "ValidationError",
     "__version__",
     "derive_schema",
+    "invalid_arguments",
     "provider_schema",
 ]
 __version__: str
@@ -138,6 +141,13 @@ class JsonSchemaValidator:
 def derive_schema(ir: bytes, /) -> bytes:
     """Derive the JSON Schema (draft 2020-12) of a type IR document, as JSON bytes."""
 
+def invalid_arguments(tool: str, details: tuple[ErrorDetail, ...]) -> tuple[str, list[JsonValue]]:
+    """The text and error records of a tool result for invalid arguments.
+
+    The text names the tool and gives every error on a line, for the model; each record is
+    ``{"code", "pointer", "expected", "found"}``.
+    """
+
 def provider_schema(
     schema: bytes, dialect: str, /
 ) -> tuple[bytes, tuple[tuple[str, str, str, bool], ...], bool]:
@@ -156,11 +166,11 @@ def provider_schema(
 class PlainCall:
     """The compiled call of one plain function tool, run in Rust.
 
-    ``invalid(call, error)`` returns a coroutine that finishes a call whose arguments did not
-    validate; ``failed(call, exception)`` turns what the tool raised into its result (or
-    raises); ``convert(call, value)`` turns a return value other than ``str``, ``int`` or
-    ``None`` into the result. ``result_block`` and ``text_block`` are the named tuple classes
-    of results (6 fields) and text blocks (1 field).
+    ``invalid(call, error)`` returns a coroutine that finishes a call whose only argument errors
+    are explicit nulls (retried without them); ``failed(call, exception)`` turns what the tool
+    raised into its result (or raises); ``convert(call, value)`` turns a return value other
+    than ``str``, ``int`` or ``None`` into the result. ``result_block`` and ``text_block`` are
+    the named tuple classes of results (6 fields) and text blocks (1 field).
     """
 
     def __new__(
@@ -175,7 +185,9 @@ class PlainCall:
         result_block: type[tuple[object, ...]],
         text_block: type[tuple[object, ...]],
         success: object,
+        error: object,
         empty: object,
+        proxy: Callable[[dict[str, object]], object],
         done: str,
     ) -> PlainCall: ...
     def __call__(self, call: object, /) -> PendingCall:

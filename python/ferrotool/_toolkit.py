@@ -253,7 +253,9 @@ def _fast_call(
         result_block=ToolResultBlock,
         text_block=TextBlock,
         success=_SUCCESS,
+        error=_ERROR,
         empty=_EMPTY,
+        proxy=types.MappingProxyType,
         done=_DONE,
     )
     return cast("Callable[[ToolUseBlock], Coroutine[Any, Any, ToolResultBlock]]", plain)
@@ -275,21 +277,8 @@ def _unknown(block: ToolUseBlock, names: Mapping[str, object]) -> ToolResultBloc
 
 
 def _invalid(block: ToolUseBlock, error: ValidationError) -> ToolResultBlock:
-    details = error.errors
-    lines = "\n".join([f"- {detail.message}" for detail in details])
-    text = (
-        f"Error: Invalid arguments for tool '{block.name}':\n{lines}\n"
-        "Correct the arguments and call the tool again."
-    )
-    errors: list[JsonValue] = [
-        {
-            "code": detail.code,
-            "pointer": detail.pointer,
-            "expected": detail.expected,
-            "found": detail.found,
-        }
-        for detail in details
-    ]
+    """The error result for invalid arguments: every error, for the model and in metadata."""
+    text, errors = _core.invalid_arguments(block.name, error.errors)
     return _result(block, text, _ERROR, types.MappingProxyType({"errors": errors}))
 
 

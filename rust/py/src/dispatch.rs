@@ -14,9 +14,10 @@
 //! thrown into it reaches the tool's coroutine, and a tracing interpreter (which resumes through
 //! `__next__` and `send`) sees the same behaviour.
 //!
-//! Whatever is not the common case goes back to Python: invalid arguments (the error text, and
-//! the `null`-as-omitted retry) through `invalid`, a tool that raised or was cancelled through
-//! `failed`, and return values other than `str`, `int` and `None` through `convert`.
+//! Invalid arguments give their error result here too. Whatever is not the common case goes back
+//! to Python: arguments whose only errors are explicit `null`s (retried without them) through
+//! `invalid`, a tool that raised or was cancelled through `failed`, and return values other than
+//! `str`, `int` and `None` through `convert`.
 #![allow(
     unsafe_code,
     reason = "PendingCall is built on the C API: its am_send slot has no PyO3 equivalent"
@@ -32,8 +33,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 
-use crate::errors::ValidationError;
-use crate::typed::TypedValidator;
+use crate::errors::{error_records, invalid_arguments_text, only_nulls, validation_error};
+use crate::typed::{Invalid, TypedValidator};
 
 /// The compiled call of one plain function tool; calling it with a `ToolUseBlock` gives the
 /// `PendingCall` that runs it.
@@ -48,7 +49,9 @@ pub(crate) struct PlainCall {
     result_block: Py<PyType>,
     text_block: Py<PyType>,
     success: Py<PyAny>,
+    error: Py<PyAny>,
     empty: Py<PyAny>,
+    proxy: Py<PyAny>,
     done: Py<PyString>,
 }
 
@@ -120,17 +123,57 @@ impl PlainCall {
                 Err(error) => self.failed(call, error),
             };
         };
-        let output = PyTuple::new(py, [new_record(self.text_block.bind(py), &[&text])?])?;
+        self.block(
+            call,
+            &text,
+            self.success.bind(py),
+            self.empty.bind(py),
+            &structured,
+        )
+    }
+
+    /// A one-text result for `call`.
+    fn block<'py>(
+        &self,
+        call: &Bound<'py, PyAny>,
+        text: &Bound<'py, PyAny>,
+        state: &Bound<'py, PyAny>,
+        metadata: &Bound<'py, PyAny>,
+        structured: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = call.py();
+        let output = PyTuple::new(py, [new_record(self.text_block.bind(py), &[text])?])?;
         new_record(
             self.result_block.bind(py),
             &[
                 &call.getattr(pyo3::intern!(py, "id"))?,
                 &call.getattr(pyo3::intern!(py, "name"))?,
                 output.as_any(),
-                self.success.bind(py),
-                self.empty.bind(py),
-                &structured,
+                state,
+                metadata,
+                structured,
             ],
+        )
+    }
+
+    /// The error result for arguments that did not validate: every error, as text for the
+    /// model and as records in the metadata (``errors``).
+    fn invalid_result<'py>(
+        &self,
+        call: &Bound<'py, PyAny>,
+        errors: &[ferrotool_core::error::LineError],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = call.py();
+        let name = call.getattr(pyo3::intern!(py, "name"))?;
+        let text = invalid_arguments_text(name.cast::<PyString>()?.to_str()?, errors);
+        let metadata = PyDict::new(py);
+        metadata.set_item(pyo3::intern!(py, "errors"), error_records(py, errors)?)?;
+        self.block(
+            call,
+            PyString::new(py, &text).as_any(),
+            self.error.bind(py),
+            &self.proxy.bind(py).call1((metadata,))?,
+            &py.None().into_bound(py),
         )
     }
 
@@ -148,13 +191,18 @@ impl PlainCall {
         if !raw.is_truthy()? {
             raw = pyo3::intern!(py, "{}").clone().into_any();
         }
-        let kwargs = match self.validator.get().validate_raw(py, &raw) {
+        let kwargs = match self.validator.get().validate_raw_lines(py, &raw) {
             Ok(kwargs) => kwargs.cast_into::<PyDict>().map_err(PyErr::from)?,
-            Err(error) if error.is_instance_of::<ValidationError>(py) => {
-                let coroutine = self.invalid.bind(py).call1((call, error.into_value(py)))?;
+            Err(Invalid::Lines(errors)) if !only_nulls(&errors) => {
+                return Ok(Started::Finished(self.invalid_result(call, &errors)?));
+            }
+            Err(Invalid::Lines(errors)) => {
+                // Explicit nulls for optional properties: Python retries without them.
+                let error = validation_error(py, errors).into_value(py);
+                let coroutine = self.invalid.bind(py).call1((call, error))?;
                 return Ok(Started::Delegate(coroutine));
             }
-            Err(error) => return Err(error),
+            Err(Invalid::Python(error)) => return Err(error),
         };
         match self.function.bind(py).call((), Some(&kwargs)) {
             Ok(value) if self.awaits => Ok(Started::Drive(awaitable_iter(value)?)),
@@ -171,7 +219,7 @@ impl PlainCall {
         clippy::too_many_arguments,
         reason = "the keyword arguments of the Python constructor"
     )]
-    #[pyo3(signature = (validator, function, *, awaits, invalid, failed, convert, result_block, text_block, success, empty, done))]
+    #[pyo3(signature = (validator, function, *, awaits, invalid, failed, convert, result_block, text_block, success, error, empty, proxy, done))]
     fn new(
         validator: Py<TypedValidator>,
         function: Py<PyAny>,
@@ -182,7 +230,9 @@ impl PlainCall {
         result_block: &Bound<'_, PyType>,
         text_block: &Bound<'_, PyType>,
         success: Py<PyAny>,
+        error: Py<PyAny>,
         empty: Py<PyAny>,
+        proxy: Py<PyAny>,
         done: Py<PyString>,
     ) -> PyResult<Self> {
         check_record(result_block, 6)?;
@@ -197,7 +247,9 @@ impl PlainCall {
             result_block: result_block.clone().unbind(),
             text_block: text_block.clone().unbind(),
             success,
+            error,
             empty,
+            proxy,
             done,
         })
     }

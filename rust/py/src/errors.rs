@@ -2,7 +2,7 @@
 use ferrotool_core::error::{ErrorCode, LineError, PathItem, json_pointer};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 pyo3::create_exception!(
     ferrotool._core,
@@ -130,4 +130,59 @@ fn summarize(errors: &[LineError]) -> String {
         out.push_str(&error.message());
     }
     out
+}
+
+/// The model-facing text for a call whose arguments did not validate: every error on a line.
+pub(crate) fn invalid_arguments_text(tool: &str, errors: &[LineError]) -> String {
+    let mut text = format!("Error: Invalid arguments for tool '{tool}':");
+    for error in errors {
+        text.push_str("\n- ");
+        text.push_str(&error.message());
+    }
+    text.push_str("\nCorrect the arguments and call the tool again.");
+    text
+}
+
+/// The errors as JSON-ready records: `{"code", "pointer", "expected", "found"}` each.
+pub(crate) fn error_records<'py>(
+    py: Python<'py>,
+    errors: &[LineError],
+) -> PyResult<Bound<'py, PyList>> {
+    let records = PyList::empty(py);
+    for error in errors {
+        let record = PyDict::new(py);
+        record.set_item(pyo3::intern!(py, "code"), error.code.as_str())?;
+        record.set_item(pyo3::intern!(py, "pointer"), json_pointer(&error.path))?;
+        record.set_item(pyo3::intern!(py, "expected"), error.expected.as_ref())?;
+        record.set_item(pyo3::intern!(py, "found"), error.found.as_ref())?;
+        records.append(record)?;
+    }
+    Ok(records)
+}
+
+/// `invalid_arguments(tool, details)`: the text and error records of a result for invalid
+/// arguments (see [`invalid_arguments_text`] and [`error_records`]).
+#[pyfunction]
+pub(crate) fn invalid_arguments<'py>(
+    py: Python<'py>,
+    tool: &str,
+    details: &Bound<'py, PyTuple>,
+) -> PyResult<(String, Bound<'py, PyList>)> {
+    let errors = details
+        .iter()
+        .map(|detail| Ok(detail.cast::<ErrorDetail>()?.get().line()))
+        .collect::<PyResult<Vec<LineError>>>()?;
+    Ok((
+        invalid_arguments_text(tool, &errors),
+        error_records(py, &errors)?,
+    ))
+}
+
+/// Whether every error is an explicit `null` given for a property (what a strict provider
+/// schema makes a model send for "not given"): such calls are retried without those members.
+pub(crate) fn only_nulls(errors: &[LineError]) -> bool {
+    !errors.is_empty()
+        && errors.iter().all(|error| {
+            error.code == ErrorCode::WrongType && error.found == "null" && !error.path.is_empty()
+        })
 }

@@ -22,6 +22,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<dispatch::PlainCall>()?;
     m.add("PendingCall", dispatch::pending_call_type(m.py())?)?;
     m.add_function(wrap_pyfunction!(derive::derive_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::invalid_arguments, m)?)?;
     m.add_function(wrap_pyfunction!(dialect::provider_schema, m)?)?;
     Ok(())
 }

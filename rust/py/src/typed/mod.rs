@@ -119,12 +119,22 @@ impl TypedValidator {
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let raw = input_bytes(data)?;
+        self.validate_raw_lines(py, data)
+            .map_err(|invalid| match invalid {
+                Invalid::Lines(errors) => validation_error(py, errors),
+                Invalid::Python(error) => error,
+            })
+    }
+
+    /// [`Self::validate_raw`], with the validation errors left as line errors.
+    pub(crate) fn validate_raw_lines<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> Result<Bound<'py, PyAny>, Invalid> {
+        let raw = input_bytes(data).map_err(Invalid::Python)?;
         if raw.len() > self.limits.max_bytes {
-            return Err(validation_error(
-                py,
-                vec![too_large(raw.len(), &self.limits)],
-            ));
+            return Err(Invalid::Lines(vec![too_large(raw.len(), &self.limits)]));
         }
         let mut stream = Stream::new(py, raw);
         let mut context = Context::new(self.limits.max_errors, self.limits.max_depth, self.lenient);
@@ -137,13 +147,28 @@ impl TypedValidator {
             });
         if let Err(Fatal::Json(error)) = &built {
             let position = stream.error_position(error.index);
-            return Err(validation_error(
-                py,
-                vec![json_error(&position, &error.error_type)],
-            ));
+            return Err(Invalid::Lines(vec![json_error(
+                &position,
+                &error.error_type,
+            )]));
         }
-        Self::finish(py, built, context.errors)
+        match built {
+            Ok(Some(value)) if context.errors.is_empty() => Ok(value),
+            Ok(_) | Err(Fatal::Stop) => Err(Invalid::Lines(context.errors)),
+            Err(Fatal::Python(error)) => Err(Invalid::Python(error)),
+            Err(Fatal::Json(_)) => Err(Invalid::Python(PyValueError::new_err(
+                "unexpected JSON error while reading a parsed value",
+            ))),
+        }
     }
+}
+
+/// Why input was not turned into a value.
+pub(crate) enum Invalid {
+    /// It did not validate: every error found.
+    Lines(Vec<LineError>),
+    /// Python raised while building a value (or the input was not `str`/`bytes`).
+    Python(PyErr),
 }
 
 #[pymethods]
