@@ -663,7 +663,14 @@ def targets(results: list[Measurement]) -> list[Target]:
     r = ratio("tool_async", "S1", t.FT_TOOL, t.PYDANTIC_AI)
     if r is not None:
         out.append(Target("S1 async tool call: ferrotool / pydantic-ai", r, 1.2, False))
-    for peer, label, limit in ((t.AGENTS, "openai-agents", 5.0), (t.MCP, "mcp Tool.run", 10.0)):
+    # mcp's target is against ``Tool.run`` as its server runs it (``convert_result=True``): the
+    # configuration the target's own figure (about 32 us) describes, and the one that ends, like
+    # `call_tool`, in a result the model is shown. The bare ``run`` returns the function's value
+    # unconverted; its ratio is in the table.
+    for peer, label, limit in (
+        (t.AGENTS, "openai-agents", 5.0),
+        (t.MCP_CONVERT, "mcp Tool.run + convert_result", 10.0),
+    ):
         r = ratio("tool_async", "S1", peer, t.FT_TOOL)
         if r is not None:
             out.append(Target(f"S1 async tool call: {label} / ferrotool", r, limit, True))

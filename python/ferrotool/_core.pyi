@@ -166,11 +166,11 @@ def provider_schema(
 class PlainCall:
     """The compiled call of one plain function tool, run in Rust.
 
-    ``invalid(call, error)`` returns a coroutine that finishes a call whose only argument errors
-    are explicit nulls (retried without them); ``failed(call, exception)`` turns what the tool
-    raised into its result (or raises); ``convert(call, value)`` turns a return value other
-    than ``str``, ``int`` or ``None`` into the result. ``result_block`` and ``text_block`` are
-    the named tuple classes of results (6 fields) and text blocks (1 field).
+    ``invalid(call, error)`` validates again, without them, arguments whose only errors are
+    explicit nulls, and returns the arguments or the error result; ``failed(call, exception)``
+    turns what the tool raised into its result (or raises); ``convert(call, value)`` turns a
+    return value other than ``str``, ``int`` or ``None`` into the result. ``result_block`` and
+    ``text_block`` are the named tuple classes of results (6 fields) and text blocks (1 field).
     """
 
     def __new__(
@@ -190,6 +190,8 @@ class PlainCall:
         proxy: Callable[[dict[str, object]], object],
         done: str,
     ) -> PlainCall: ...
+    def run(self, call: object) -> object:
+        """Run ``call`` of a sync tool to its result on the calling thread."""
     def __call__(self, call: object, /) -> PendingCall:
         """The awaitable that runs ``call`` (a ``ToolUseBlock``) when awaited."""
 

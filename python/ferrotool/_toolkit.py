@@ -110,8 +110,9 @@ class _Entry:
 
     ``parse`` validates raw JSON into the tool's input. ``plain`` is the function to call
     directly when nothing else is needed: a function tool that is not external, checks no
-    permissions, has no presets, injections, converter or timeout. ``fast`` runs a whole call
-    of such a tool in Rust when it is awaited or inline (`_core.PlainCall`).
+    permissions, has no presets, injections, converter or timeout. ``plan`` runs a whole call
+    of such a tool in Rust (`_core.PlainCall`); ``fast`` is its awaitable form, for the tools
+    `call_tool` does not send to a worker thread.
     """
 
     tool: AgentTool
@@ -128,6 +129,7 @@ class _Entry:
     inline: bool = False
     seq: int = 0
     definitions: dict[tuple[str, bool], bytes] = field(default_factory=dict)
+    plan: _core.PlainCall | None = None
     fast: Callable[[ToolUseBlock], Coroutine[Any, Any, ToolResultBlock]] | None = None
 
 
@@ -230,24 +232,29 @@ def _compile(
         awaits=run is _Run.AWAIT,
         inline=run is _Run.INLINE,
     )
-    if function is not None and entry.plain is not None and run is not _Run.THREAD:
-        entry = dataclasses.replace(entry, fast=_fast_call(entry, function))
+    if function is not None and entry.plain is not None:
+        plan = _plan(entry, function)
+        fast = None if run is _Run.THREAD else plan
+        entry = dataclasses.replace(
+            entry,
+            plan=plan,
+            fast=cast("Callable[[ToolUseBlock], Coroutine[Any, Any, ToolResultBlock]]", fast),
+        )
     return entry
 
 
-def _fast_call(
-    entry: _Entry, function: FunctionTool[Any, Any]
-) -> Callable[[ToolUseBlock], Coroutine[Any, Any, ToolResultBlock]]:
-    """The whole call of a plain awaited or inline tool, run by the Rust core.
+def _plan(entry: _Entry, function: FunctionTool[Any, Any]) -> _core.PlainCall:
+    """The whole call of a plain tool, run by the Rust core.
 
-    The common case (valid arguments; a ``str``, ``int`` or ``None`` returned) never leaves
-    Rust; the rest comes back here: `_plain_after_invalid`, `_outcome_of_raise`, `_convert`.
+    The common case (valid arguments, or invalid ones; a ``str``, ``int`` or ``None``
+    returned) never leaves Rust; the rest comes back here: `_without_nulls`,
+    `_outcome_of_raise`, `_convert`.
     """
-    plain = _core.PlainCall(
+    return _core.PlainCall(
         function.schema.validator,
         function.function,
         awaits=entry.awaits,
-        invalid=functools.partial(_plain_after_invalid, entry),
+        invalid=functools.partial(_without_nulls, entry),
         failed=_outcome_of_raise,
         convert=functools.partial(_convert, entry),
         result_block=ToolResultBlock,
@@ -258,7 +265,6 @@ def _fast_call(
         proxy=types.MappingProxyType,
         done=_DONE,
     )
-    return cast("Callable[[ToolUseBlock], Coroutine[Any, Any, ToolResultBlock]]", plain)
 
 
 # --- results -----------------------------------------------------------------------------------
@@ -769,6 +775,9 @@ class _ToolSet:
         entry = self._table.entries.get(call.name)
         if entry is None:
             return _unknown(call, self._table.entries)
+        plan = entry.plan
+        if plan is not None and not entry.awaits:
+            return cast("ToolResultBlock", plan.run(call))
         function = entry.function
         if (
             function is None
@@ -865,16 +874,6 @@ async def _run_plain(
     except BaseException as exc:
         return _cancelled(call, exc)
     return _convert(entry, call, value)
-
-
-async def _plain_after_invalid(
-    entry: _Entry, call: ToolUseBlock, error: ValidationError
-) -> ToolResultBlock:
-    """The rest of a Rust-run call whose arguments did not validate (see `_without_nulls`)."""
-    arguments = _without_nulls(entry, call, error)
-    if isinstance(arguments, ToolResultBlock):
-        return arguments
-    return await _run_plain(entry, call, arguments, None)
 
 
 def _outcome_of_raise(call: ToolUseBlock, exc: BaseException) -> ToolResultBlock:

@@ -282,3 +282,36 @@ def test_pending_calls_do_not_leak() -> None:
         pass
     gc.collect()
     assert sum(1 for o in gc.get_objects() if type(o) is PendingCall) == before
+
+
+def test_call_tool_sync_runs_plain_sync_tools_in_rust(toolkit: Toolkit) -> None:
+    @tool
+    def threaded(word: str, times: int | None = None) -> str:
+        """A sync tool that `call_tool` would run on a worker thread."""
+        return word * (times or 1)
+
+    toolkit.register(threaded)
+    plan = toolkit._table.entries["threaded"].plan
+    assert plan is not None
+    assert toolkit.call_tool_sync(
+        ToolUseBlock("c1", "threaded", '{"word": "a", "times": 2}')
+    ).output == (TextBlock("aa"),)
+    # An explicit null for the optional parameter counts as omitted.
+    retried = toolkit.call_tool_sync(ToolUseBlock("c2", "threaded", '{"word": "b", "times": null}'))
+    assert retried.output == (TextBlock("b"),)
+    invalid = toolkit.call_tool_sync(ToolUseBlock("c3", "threaded", '{"word": 1}'))
+    assert invalid.state is ToolResultState.ERROR
+    assert invalid.metadata["errors"] == [
+        {"code": "wrong_type", "pointer": "/word", "expected": "string", "found": "integer 1"}
+    ]
+    failed = toolkit.call_tool_sync(ToolUseBlock("c4", "fail", '{"reason": "no"}'))
+    assert failed.output == (TextBlock("Error: Tool execution failed: no"),)
+    counted = toolkit.call_tool_sync(ToolUseBlock("c5", "count", '{"items": [1]}'))
+    assert counted.structured == 1
+
+
+def test_run_refuses_an_async_tool(toolkit: Toolkit) -> None:
+    plan = toolkit._table.entries["slow"].plan
+    assert plan is not None
+    with pytest.raises(TypeError, match="sync tools"):
+        plan.run(ToolUseBlock("c1", "slow", '{"word": "hi"}'))

@@ -15,9 +15,10 @@
 //! `__next__` and `send`) sees the same behaviour.
 //!
 //! Invalid arguments give their error result here too. Whatever is not the common case goes back
-//! to Python: arguments whose only errors are explicit `null`s (retried without them) through
-//! `invalid`, a tool that raised or was cancelled through `failed`, and return values other than
-//! `str`, `int` and `None` through `convert`.
+//! to Python: arguments whose only errors are explicit `null`s through `invalid` (validated again
+//! without them: the arguments, or the error result), a tool that raised or was cancelled through
+//! `failed`, and return values other than `str`, `int` and `None` through `convert`. `run(call)`
+//! is the same call for a sync tool, run to its result without an awaitable.
 #![allow(
     unsafe_code,
     reason = "PendingCall is built on the C API: its am_send slot has no PyO3 equivalent"
@@ -197,10 +198,18 @@ impl PlainCall {
                 return Ok(Started::Finished(self.invalid_result(call, &errors)?));
             }
             Err(Invalid::Lines(errors)) => {
-                // Explicit nulls for optional properties: Python retries without them.
+                // Explicit nulls for optional properties: Python validates again without them,
+                // giving the arguments or the error result.
                 let error = validation_error(py, errors).into_value(py);
-                let coroutine = self.invalid.bind(py).call1((call, error))?;
-                return Ok(Started::Delegate(coroutine));
+                match self
+                    .invalid
+                    .bind(py)
+                    .call1((call, error))?
+                    .cast_into::<PyDict>()
+                {
+                    Ok(kwargs) => kwargs,
+                    Err(result) => return Ok(Started::Finished(result.into_inner())),
+                }
             }
             Err(Invalid::Python(error)) => return Err(error),
         };
@@ -254,6 +263,19 @@ impl PlainCall {
         })
     }
 
+    /// Runs `call` of a sync tool to its result on the calling thread.
+    fn run<'py>(&self, call: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        if self.awaits {
+            return Err(PyTypeError::new_err(
+                "run() is for sync tools: await the call of an async tool",
+            ));
+        }
+        match self.start(call)? {
+            Started::Finished(result) => Ok(result),
+            Started::Drive(_) => Err(PyRuntimeError::new_err("a sync tool call suspended")),
+        }
+    }
+
     /// The awaitable that runs `call`: nothing happens until it is awaited.
     fn __call__(slf: &Bound<'_, Self>, call: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
@@ -280,8 +302,6 @@ enum Started<'py> {
     Finished(Bound<'py, PyAny>),
     /// The tool's coroutine (an iterator to drive), converted into a result when it returns.
     Drive(Bound<'py, PyAny>),
-    /// A Python coroutine that finishes the call; its outcome is the call's.
-    Delegate(Bound<'py, PyAny>),
 }
 
 /// The iterator behind an awaitable: a coroutine drives itself, anything else through
@@ -313,8 +333,6 @@ enum Phase {
     Start = 0,
     /// Driving the tool's coroutine, held in `inner`.
     Driving,
-    /// Passing everything through to the Python coroutine in `inner`.
-    Delegating,
     /// Inside a step: a re-entrant resume is refused.
     Running,
     /// Finished.
@@ -329,7 +347,7 @@ struct PendingCallObject {
     plan: *mut ffi::PyObject,
     /// The `ToolUseBlock` (owned).
     call: *mut ffi::PyObject,
-    /// The coroutine being driven or delegated to (owned, or null).
+    /// The coroutine being driven (owned, or null).
     inner: *mut ffi::PyObject,
     phase: Phase,
 }
@@ -419,7 +437,7 @@ impl Pending {
                     "cannot reuse an already awaited tool call",
                 ));
             }
-            Phase::Start | Phase::Driving | Phase::Delegating => {}
+            Phase::Start | Phase::Driving => {}
         }
         self.set_phase(Phase::Running);
         let step = self.step(py, phase, how);
@@ -457,16 +475,9 @@ impl Pending {
                         let none = py.None().into_bound(py);
                         self.drive(&plan, &call, &Resume::Send(&none))
                     }
-                    Started::Delegate(coroutine) => {
-                        self.set_inner(Some(coroutine));
-                        self.set_phase(Phase::Delegating);
-                        let none = py.None().into_bound(py);
-                        self.delegate(py, &Resume::Send(&none))
-                    }
                 }
             }
-            Phase::Driving => self.drive(&plan, &call, how),
-            _ => self.delegate(py, how),
+            _ => self.drive(&plan, &call, how),
         }
     }
 
@@ -496,31 +507,13 @@ impl Pending {
         }
     }
 
-    /// Resumes the Python coroutine that finishes the call: its outcome is the call's.
-    fn delegate<'py>(self, py: Python<'py>, how: &Resume<'_, 'py>) -> PyResult<Step<'py>> {
-        match resume_iter(&self.inner(py)?, how) {
-            Ok(Sent::Yield(value)) => {
-                self.set_phase(Phase::Delegating);
-                Ok(Step::Yield(value))
-            }
-            Ok(Sent::Return(value)) => {
-                self.finish();
-                Ok(Step::Return(value))
-            }
-            Err(error) => {
-                self.finish();
-                Err(error)
-            }
-        }
-    }
-
     /// `close()`: closes the coroutine being driven, if any.
     fn close(self, py: Python<'_>) -> PyResult<()> {
         let phase = self.phase();
         if phase == Phase::Running {
             return Err(PyValueError::new_err("the tool call is already running"));
         }
-        let inner = if matches!(phase, Phase::Driving | Phase::Delegating) {
+        let inner = if phase == Phase::Driving {
             Some(self.inner(py)?)
         } else {
             None
