@@ -361,12 +361,13 @@ impl Engine {
                         container,
                     );
                 };
-                let found = describe(&head);
                 match string_value(py, *value, convert.bind(py), text) {
                     Ok(Some(built)) => Ok(Some(built)),
-                    Ok(None) => {
-                        context.error(ErrorCode::InvalidFormat, expected_format(*value), found)
-                    }
+                    Ok(None) => context.error(
+                        ErrorCode::InvalidFormat,
+                        expected_format(*value),
+                        describe(&head),
+                    ),
                     Err(error) => Err(Fatal::Python(error)),
                 }
             }
