@@ -8,7 +8,7 @@ import decimal
 import enum
 import pathlib
 import uuid
-from typing import Annotated, Literal, NamedTuple, TypedDict
+from typing import Annotated, ClassVar, Literal, NamedTuple, TypedDict
 
 import orjson
 import pydantic
@@ -431,3 +431,187 @@ def test_validate_python_takes_a_mapping() -> None:
     assert schema.validate_python(data) == schema.validate_json(orjson.dumps(data))
     (error,) = errors_of(schema.validate_python, 5)
     assert error.code == "wrong_type"
+
+
+# -- dataclasses are built as calling the class would build them ----------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenPoint:
+    x: int
+    y: int = 0
+
+
+@dataclasses.dataclass(slots=True)
+class SlotsPoint:
+    x: int
+    tags: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FrozenSlotsPoint:
+    x: int
+    y: int = 0
+
+
+@dataclasses.dataclass
+class Base:
+    a: int
+    b: str = "b"
+
+
+@dataclasses.dataclass
+class Derived(Base):
+    c: float = 0.5
+
+
+class Undecorated(Derived):
+    def total(self) -> float:
+        return self.a + self.c
+
+
+@dataclasses.dataclass
+class Checked:
+    low: int
+    high: int
+    span: int = dataclasses.field(default=0)
+
+    def __post_init__(self) -> None:
+        if self.low > self.high:
+            raise ValueError("low is above high")
+        self.span = self.high - self.low
+
+
+@dataclasses.dataclass
+class Counted:
+    x: int
+    tags: list[str] = dataclasses.field(default_factory=list)
+    limit: ClassVar[int] = 3
+
+
+@dataclasses.dataclass
+class Logged:
+    x: int
+    y: int = 0
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, "log", [*getattr(self, "log", ()), name])
+        object.__setattr__(self, name, value)
+
+
+@dataclasses.dataclass
+class Made:
+    x: int
+
+    def __new__(cls, *args: object, **kwargs: object) -> Made:
+        made = super().__new__(cls)
+        made.made = True  # type: ignore[attr-defined]
+        return made
+
+
+@dataclasses.dataclass
+class WithInitVar:
+    x: int
+    scale: dataclasses.InitVar[int] = 2
+
+    def __post_init__(self, scale: int) -> None:
+        self.x *= scale
+
+
+@dataclasses.dataclass
+class WithoutInit:
+    x: int
+    seen: list[int] = dataclasses.field(default_factory=list, init=False)
+
+
+def _failing_factory() -> list[int]:
+    raise ValueError("no default today")
+
+
+@dataclasses.dataclass
+class FailingDefault:
+    x: int
+    values: list[int] = dataclasses.field(default_factory=_failing_factory)
+
+
+def _state(value: object) -> object:
+    """Everything an instance holds: its `__dict__` (in order) or its slots."""
+    if hasattr(value, "__dict__"):
+        return list(vars(value).items())
+    return [(name, getattr(value, name)) for name in vars(type(value))["__slots__"]]
+
+
+@pytest.mark.parametrize(
+    ("cls", "data"),
+    [
+        (FrozenPoint, {"y": 2, "x": 1}),
+        (FrozenPoint, {"x": 1}),
+        (SlotsPoint, {"tags": ["a"], "x": 1}),
+        (SlotsPoint, {"x": 1}),
+        (FrozenSlotsPoint, {"y": 2, "x": 1}),
+        (Derived, {"c": 1.5, "a": 1}),
+        (Undecorated, {"b": "z", "a": 1}),
+        (Checked, {"high": 5, "low": 1}),
+        (Counted, {"x": 1}),
+        (Logged, {"y": 2, "x": 1}),
+        (Made, {"x": 1}),
+        (WithInitVar, {"x": 3}),
+        (WithoutInit, {"x": 3}),
+    ],
+)
+def test_dataclasses_are_built_as_calling_the_class(cls: type, data: dict[str, object]) -> None:
+    built: object = ferrotool.type_schema(cls).validate_json(orjson.dumps(data))
+    called = cls(**data)
+    assert type(built) is cls
+    assert built == called
+    assert _state(built) == _state(called), "same attributes, set in the same order"
+    assert ferrotool.type_schema(cls).validate_python(data) == called
+
+
+def test_dataclass_defaults_and_factories_are_fresh_per_instance() -> None:
+    schema = ferrotool.type_schema(list[SlotsPoint])
+    first, second = schema.validate_json(b'[{"x": 1}, {"x": 2}]')
+    assert first.tags == second.tags == []
+    assert first.tags is not second.tags
+    assert Counted.limit == 3
+    assert "limit" not in vars(ferrotool.type_schema(Counted).validate_json(b'{"x": 1}'))
+
+
+def test_frozen_dataclasses_stay_frozen_and_hashable() -> None:
+    point = ferrotool.type_schema(FrozenSlotsPoint).validate_json(b'{"x": 1}')
+    assert hash(point) == hash(FrozenSlotsPoint(1))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        point.x = 2  # type: ignore[misc]
+
+
+def test_dataclass_post_init_and_factory_errors_are_invalid_values() -> None:
+    schema = ferrotool.type_schema(list[Checked])
+    (error,) = errors_of(schema.validate_json, b'[{"low": 1, "high": 2}, {"low": 3, "high": 2}]')
+    assert error.code == "invalid_value"
+    assert error.path == (1,)
+    assert "low is above high" in error.found
+    (error,) = errors_of(ferrotool.type_schema(FailingDefault).validate_json, b'{"x": 1}')
+    assert error.code == "invalid_value"
+    assert "no default today" in error.found
+    assert ferrotool.type_schema(FailingDefault).validate_json(b'{"x": 1, "values": [2]}') == (
+        FailingDefault(1, [2])
+    )
+
+
+def test_dataclass_errors_build_nothing() -> None:
+    built: list[int] = []
+
+    @dataclasses.dataclass
+    class Tracked:
+        x: int
+
+        def __post_init__(self) -> None:
+            built.append(self.x)
+
+    schema = ferrotool.type_schema(list[Tracked])
+    errors = errors_of(schema.validate_json, b'[{"x": 1}, {"x": "two"}, {}]')
+    assert [(e.code, e.path) for e in errors] == [
+        ("wrong_type", (1, "x")),
+        ("missing_property", (2,)),
+    ]
+    assert built == [1], "only complete records before the first error are built"

@@ -5,14 +5,13 @@ use ferrotool_core::json::Number;
 use pyo3::exceptions::{PyArithmeticError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyString, PyTuple,
+    PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyString, PyTuple, PyType,
 };
 use serde_json::Value;
 
-use super::compile::{Build, Compiled, FieldDefault, Node, RecordNode, mask};
+use super::compile::{Build, Compiled, FieldDefault, InitField, Node, RecordNode, mask};
+use super::object::{new_instance, set_attribute};
 
-/// `object.__new__`, looked up once per interpreter.
-static OBJECT_NEW: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
 use super::convert::big_int;
 use super::source::{Fatal, Head, Shape, Source};
 use ferrotool_core::duration::parse_duration;
@@ -29,6 +28,9 @@ enum Segment<'v, 'py> {
 pub(crate) struct Context<'v, 'py> {
     path: Vec<Segment<'v, 'py>>,
     pub(crate) errors: Vec<LineError>,
+    /// The field values of the dataclass records being read, innermost last: a record takes
+    /// one slot per field above the slots of the records around it, and frees them when done.
+    values: Vec<Option<Bound<'py, PyAny>>>,
     max_errors: usize,
     max_depth: u16,
     depth: u16,
@@ -44,6 +46,7 @@ impl<'py> Context<'_, 'py> {
         Self {
             path: Vec::new(),
             errors: Vec::new(),
+            values: Vec::new(),
             max_errors: max_errors.max(1),
             max_depth,
             depth: 0,
@@ -667,6 +670,21 @@ impl Engine {
         source: &mut S,
         context: &mut Context<'v, 'py>,
     ) -> Built<'py> {
+        let base = context.values.len();
+        let built = self.record_at(record, source, context, base);
+        // Frees this record's value slots on every path, early returns included.
+        context.values.truncate(base);
+        built
+    }
+
+    /// Reads and builds a record; a dataclass's field values go to `context.values[base..]`.
+    fn record_at<'v, 'py, S: Source<'py>>(
+        &'v self,
+        record: &'v RecordNode,
+        source: &mut S,
+        context: &mut Context<'v, 'py>,
+        base: usize,
+    ) -> Built<'py> {
         let py = source.py();
         let head = source.head()?;
         if !matches!(head, Head::Object) {
@@ -682,25 +700,14 @@ impl Engine {
         }
         context.enter()?;
         let mark = context.errors.len();
-        // A plain dataclass receives its fields straight into the new instance's `__dict__`.
-        let (instance, kwargs) = match &record.build {
-            Build::Dataclass { class, .. } => {
-                let class = class.bind(py);
-                let instance = OBJECT_NEW
-                    .get_or_try_init(py, || {
-                        py.get_type::<pyo3::types::PyAny>()
-                            .getattr("__new__")
-                            .map(Bound::unbind)
-                    })?
-                    .bind(py)
-                    .call1((class,))?;
-                let fields = instance
-                    .getattr(pyo3::intern!(py, "__dict__"))?
-                    .cast_into::<PyDict>()
-                    .map_err(PyErr::from)?;
-                (Some(instance), fields)
+        // A dict is filled as the fields arrive; a dataclass's values wait in their slots until
+        // the instance is built, in declaration order.
+        let kwargs = match &record.build {
+            Build::Dataclass { .. } => {
+                context.values.resize(base + record.fields.len(), None);
+                None
             }
-            _ => (None, PyDict::new(py)),
+            _ => Some(PyDict::new(py)),
         };
         let mut seen = Seen::new(record.fields.len());
         source.entries(
@@ -715,7 +722,14 @@ impl Engine {
                     let value = self.value(&field.node, source, context);
                     context.path.pop();
                     if let Some(value) = value? {
-                        kwargs.set_item(field.key.bind(py), value)?;
+                        match &kwargs {
+                            Some(kwargs) => kwargs.set_item(field.key.bind(py), value)?,
+                            None => {
+                                if let Some(slot) = context.values.get_mut(base + index) {
+                                    *slot = Some(value);
+                                }
+                            }
+                        }
                     }
                     Ok(())
                 }
@@ -748,59 +762,75 @@ impl Engine {
         if context.errors.len() > mark {
             return Ok(None);
         }
-        match &record.build {
-            Build::Dict => Ok(Some(kwargs.into_any())),
-            Build::Dataclass {
-                defaults,
-                post_init,
-                ..
-            } => {
-                let Some(instance) = instance else {
-                    return Ok(None);
-                };
-                for (key, default) in defaults {
-                    let key = key.bind(py);
-                    if !kwargs.contains(key)? {
-                        let value = match default {
-                            FieldDefault::Value(value) => value.bind(py).clone(),
-                            FieldDefault::Factory(factory) => factory.bind(py).call0()?,
-                        };
-                        kwargs.set_item(key, value)?;
-                    }
-                }
-                if *post_init {
-                    match instance.call_method0(pyo3::intern!(py, "__post_init__")) {
-                        Ok(_) => {}
-                        Err(error)
-                            if error.is_instance_of::<PyValueError>(py)
-                                || error.is_instance_of::<PyTypeError>(py) =>
-                        {
-                            return context.error(
-                                ErrorCode::InvalidValue,
-                                format!("a valid {}", record.name),
-                                error.to_string(),
-                            );
-                        }
-                        Err(error) => return Err(Fatal::Python(error)),
-                    }
-                }
-                Ok(Some(instance))
+        let built = match (&record.build, kwargs) {
+            (Build::Dict, Some(kwargs)) => return Ok(Some(kwargs.into_any())),
+            (Build::Call(class), Some(kwargs)) => class.bind(py).call((), Some(&kwargs)),
+            (
+                Build::Dataclass {
+                    class,
+                    fields,
+                    post_init,
+                },
+                None,
+            ) => Self::dataclass(
+                class.bind(py),
+                fields,
+                *post_init,
+                &mut context.values[base..],
+            ),
+            _ => Err(PyValueError::new_err("record build without its fields")),
+        };
+        match built {
+            Ok(value) => Ok(Some(value)),
+            // What the class's own code rejects (`__post_init__`, a default factory, a
+            // descriptor) is an invalid value, as when calling the class would raise it.
+            Err(error)
+                if error.is_instance_of::<PyValueError>(py)
+                    || error.is_instance_of::<PyTypeError>(py) =>
+            {
+                context.error(
+                    ErrorCode::InvalidValue,
+                    format!("a valid {}", record.name),
+                    error.to_string(),
+                )
             }
-            Build::Call(class) => match class.bind(py).call((), Some(&kwargs)) {
-                Ok(value) => Ok(Some(value)),
-                Err(error)
-                    if error.is_instance_of::<PyValueError>(py)
-                        || error.is_instance_of::<PyTypeError>(py) =>
-                {
-                    context.error(
-                        ErrorCode::InvalidValue,
-                        format!("a valid {}", record.name),
-                        error.to_string(),
-                    )
-                }
-                Err(error) => Err(Fatal::Python(error)),
-            },
+            Err(error) => Err(Fatal::Python(error)),
         }
+    }
+
+    /// Builds a plain dataclass from its field values (taken from `values`), as its generated
+    /// `__init__` would.
+    fn dataclass<'py>(
+        class: &Bound<'py, PyType>,
+        fields: &[InitField],
+        post_init: bool,
+        values: &mut [Option<Bound<'py, PyAny>>],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = class.py();
+        let instance = new_instance(class)?;
+        for field in fields {
+            let key = field.key.bind(py);
+            let given = values.get_mut(field.field).and_then(Option::take);
+            match (given, &field.default) {
+                (Some(value), _) => set_attribute(&instance, key, &value)?,
+                (None, Some(FieldDefault::Value(value))) => {
+                    set_attribute(&instance, key, value.bind(py))?;
+                }
+                (None, Some(FieldDefault::Factory(factory))) => {
+                    set_attribute(&instance, key, &factory.bind(py).call0()?)?;
+                }
+                // A missing required field was reported before the build.
+                (None, None) => {
+                    return Err(PyValueError::new_err(format!(
+                        "missing value for field {key}"
+                    )));
+                }
+            }
+        }
+        if post_init {
+            instance.call_method0(pyo3::intern!(py, "__post_init__"))?;
+        }
+        Ok(instance)
     }
 
     /// Turns a pydantic `ValidationError` into line errors under the current path.

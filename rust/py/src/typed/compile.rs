@@ -4,7 +4,7 @@ use ferrotool_core::checks::{NumberCheck, StringCheck};
 use ferrotool_core::ir::{Container, Field, Record, Root, RootType, StringValue, Type};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 use serde_json::Value;
 
 use super::convert::value_to_python;
@@ -68,14 +68,25 @@ pub(crate) enum Build {
     Dict,
     /// `cls(**fields)` (dataclass, `NamedTuple`).
     Call(Py<PyAny>),
-    /// A plain dataclass, built the way its generated `__init__` would: a new instance whose
-    /// `__dict__` receives the fields directly, then defaults, then `__post_init__`.
+    /// A plain dataclass, built the way its generated `__init__` would: `cls.__new__(cls)`, then
+    /// `object.__setattr__` for each field in declaration order (a default when the input has
+    /// none), then `__post_init__`.
     Dataclass {
-        class: Py<PyAny>,
-        /// `(field key, default)` for fields that may be missing.
-        defaults: Vec<(Py<PyString>, FieldDefault)>,
+        class: Py<PyType>,
+        /// The `__init__` parameters, in order.
+        fields: Vec<InitField>,
         post_init: bool,
     },
+}
+
+/// One parameter of a dataclass's generated `__init__`.
+pub(crate) struct InitField {
+    /// The attribute name, interned.
+    pub(crate) key: Py<PyString>,
+    /// The record field read from the input, by index.
+    pub(crate) field: usize,
+    /// The value when the input has none; `None` for a required field.
+    pub(crate) default: Option<FieldDefault>,
 }
 
 /// How a missing dataclass field gets its value.
@@ -85,13 +96,14 @@ pub(crate) enum FieldDefault {
 }
 
 /// The fast dataclass build when it is exactly equivalent to calling `cls(**fields)`: the
-/// `__init__` is the generated one, every field is an `init` field with a `__dict__` slot.
-fn dataclass_build(class: &Bound<'_, PyAny>) -> PyResult<Option<Build>> {
+/// `__init__` is the generated one and its parameters are exactly the record's fields, `__new__`
+/// is `object.__new__`, and fields are stored with `object.__setattr__` (the class keeps it, or
+/// is frozen, whose `__init__` calls it directly).
+fn dataclass_build(class: &Bound<'_, PyAny>, record: &Record) -> PyResult<Option<Build>> {
     let py = class.py();
-    let has_own = |name: &str| -> PyResult<bool> { class.getattr("__dict__")?.contains(name) };
-    if has_own("__slots__")? {
+    let Ok(class) = class.cast::<PyType>() else {
         return Ok(None);
-    }
+    };
     let init = class.getattr("__init__")?;
     let generated = init
         .getattr("__code__")
@@ -101,33 +113,69 @@ fn dataclass_build(class: &Bound<'_, PyAny>) -> PyResult<Option<Build>> {
     if !generated {
         return Ok(None);
     }
+    let object = py.get_type::<PyAny>();
+    if !class.getattr("__new__")?.is(&object.getattr("__new__")?) {
+        return Ok(None);
+    }
+    let frozen = class
+        .getattr("__dataclass_params__")
+        .and_then(|params| params.getattr("frozen"))
+        .and_then(|frozen| frozen.is_truthy())
+        .unwrap_or(false);
+    if !frozen
+        && !class
+            .getattr("__setattr__")?
+            .is(&object.getattr("__setattr__")?)
+    {
+        return Ok(None);
+    }
     let dataclasses = py.import("dataclasses")?;
     let missing = dataclasses.getattr("MISSING")?;
     let field_kind = dataclasses.getattr("_FIELD")?;
-    let mut defaults = Vec::new();
+    let class_var_kind = dataclasses.getattr("_FIELD_CLASSVAR")?;
+    let mut fields = Vec::with_capacity(record.fields.len());
     for field in class
         .getattr("__dataclass_fields__")?
         .call_method0("values")?
         .try_iter()?
     {
         let field = field?;
-        if !field.getattr("_field_type")?.is(&field_kind) || !field.getattr("init")?.is_truthy()? {
+        let kind = field.getattr("_field_type")?;
+        // A class variable is no parameter of `__init__`.
+        if kind.is(&class_var_kind) {
+            continue;
+        }
+        // `InitVar` and `init=False` fields are handled by `__init__` in ways not mirrored here.
+        if !kind.is(&field_kind) || !field.getattr("init")?.is_truthy()? {
             return Ok(None);
         }
         let name: String = field.getattr("name")?.extract()?;
-        let key = PyString::intern(py, &name).unbind();
+        let Some(index) = record.fields.iter().position(|field| field.name == name) else {
+            return Ok(None);
+        };
         let default = field.getattr("default")?;
         let factory = field.getattr("default_factory")?;
-        if !default.is(&missing) {
-            defaults.push((key, FieldDefault::Value(default.unbind())));
+        let default = if !default.is(&missing) {
+            Some(FieldDefault::Value(default.unbind()))
         } else if !factory.is(&missing) {
-            defaults.push((key, FieldDefault::Factory(factory.unbind())));
-        }
+            Some(FieldDefault::Factory(factory.unbind()))
+        } else {
+            None
+        };
+        fields.push(InitField {
+            key: PyString::intern(py, &name).unbind(),
+            field: index,
+            default,
+        });
+    }
+    // Every input field must be a parameter, once.
+    if fields.len() != record.fields.len() {
+        return Ok(None);
     }
     let post_init = class.hasattr("__post_init__")?;
     Ok(Some(Build::Dataclass {
         class: class.clone().unbind(),
-        defaults,
+        fields,
         post_init,
     }))
 }
@@ -308,7 +356,7 @@ impl<'py> Compiler<'_, 'py> {
         };
         let build = match style.as_str() {
             "typeddict" => Build::Dict,
-            "dataclass" => match dataclass_build(&class)? {
+            "dataclass" => match dataclass_build(&class, record)? {
                 Some(build) => build,
                 None => Build::Call(class.unbind()),
             },

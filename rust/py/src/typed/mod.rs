@@ -3,6 +3,7 @@
 mod build;
 mod compile;
 mod convert;
+mod object;
 mod source;
 
 use ferrotool_core::error::{ErrorCode, Limits, LineError};
