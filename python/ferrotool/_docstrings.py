@@ -638,6 +638,9 @@ def _parse_sphinx(lines: Sequence[_Line]) -> _Sections:
             continue
         free_end = min(free_end, index)
         body = [match.group(3) or ""]
+        # A field on the docstring's first line: `inspect.cleandoc` dedents its body to the
+        # field's column, so the body runs to the next field.
+        to_field = index == 0
         index += 1
         # The body: deeper lines, blank lines, and unindented lines straight after a body line.
         while index < len(lines):
@@ -645,7 +648,7 @@ def _parse_sphinx(lines: Sequence[_Line]) -> _Sections:
             if (
                 line.text
                 and line.indent == 0
-                and (_field(line) is not None or not lines[index - 1].text)
+                and (_field(line) is not None or (not to_field and not lines[index - 1].text))
             ):
                 break
             body.append(line.text)
