@@ -16,17 +16,12 @@ use super::convert::big_int;
 use super::source::{Fatal, Head, Shape, Source};
 use ferrotool_core::duration::parse_duration;
 
-/// One step of the current path; rendered into a [`PathItem`] only when an error is recorded.
-enum Segment<'v, 'py> {
-    Field(&'v str),
-    Key(Bound<'py, PyString>),
-    Text(Box<str>),
-    Index(usize),
-}
-
 /// The state of one validation run.
-pub(crate) struct Context<'v, 'py> {
-    path: Vec<Segment<'v, 'py>>,
+///
+/// Errors are recorded without a path; each container adds its step (field, key, index) to the
+/// errors its child recorded as the recursion unwinds, so valid input pays nothing for paths.
+/// The steps are pushed innermost first: [`Context::into_errors`] puts them in order.
+pub(crate) struct Context<'py> {
     pub(crate) errors: Vec<LineError>,
     /// The field values of the dataclass records being read, innermost last: a record takes
     /// one slot per field above the slots of the records around it, and frees them when done.
@@ -41,10 +36,9 @@ type Built<'py> = Result<Option<Bound<'py, PyAny>>, Fatal>;
 /// An array's values and item count, or `None` when the value was not an array.
 type Items<'py> = Result<Option<(Vec<Bound<'py, PyAny>>, usize)>, Fatal>;
 
-impl<'py> Context<'_, 'py> {
+impl<'py> Context<'py> {
     pub(crate) fn new(max_errors: usize, max_depth: u16, lenient: bool) -> Self {
         Self {
-            path: Vec::new(),
             errors: Vec::new(),
             values: Vec::new(),
             max_errors: max_errors.max(1),
@@ -54,26 +48,32 @@ impl<'py> Context<'_, 'py> {
         }
     }
 
-    fn path(&self) -> Vec<PathItem> {
-        self.path
-            .iter()
-            .map(|segment| match segment {
-                Segment::Field(name) => PathItem::Key((*name).into()),
-                Segment::Key(key) => PathItem::Key(key.to_string_lossy().into()),
-                Segment::Text(text) => PathItem::Key(text.clone()),
-                Segment::Index(index) => PathItem::Index(*index),
-            })
-            .collect()
+    /// Adds `step` to the path of every error recorded since `mark` (see the type's notes).
+    fn under(&mut self, mark: usize, step: impl Fn() -> PathItem) {
+        if let Some(errors) = self.errors.get_mut(mark..) {
+            for error in errors {
+                error.path.push(step());
+            }
+        }
     }
 
-    /// Records an error at the current path; stops the run once `max_errors` are collected.
+    /// The errors found, their paths in order, outermost step first.
+    pub(crate) fn into_errors(self) -> Vec<LineError> {
+        let mut errors = self.errors;
+        for error in &mut errors {
+            error.path.reverse();
+        }
+        errors
+    }
+
+    /// Records an error here; stops the run once `max_errors` are collected.
     pub(crate) fn error(
         &mut self,
         code: ErrorCode,
         expected: impl Into<String>,
         found: impl Into<String>,
     ) -> Built<'py> {
-        let error = LineError::new(code, self.path(), expected.into(), found.into());
+        let error = LineError::new(code, Vec::new(), expected.into(), found.into());
         self.errors.push(error);
         if self.errors.len() >= self.max_errors {
             Err(Fatal::Stop)
@@ -85,7 +85,7 @@ impl<'py> Context<'_, 'py> {
     fn too_deep(&mut self) -> Fatal {
         let error = LineError::new(
             ErrorCode::NestingTooDeep,
-            self.path(),
+            Vec::new(),
             format!("at most {} levels of nesting", self.max_depth),
             "deeper nesting",
         );
@@ -181,14 +181,14 @@ impl Engine {
     pub(crate) fn run<'v, 'py, S: Source<'py>>(
         &'v self,
         source: &mut S,
-        context: &mut Context<'v, 'py>,
+        context: &mut Context<'py>,
     ) -> Built<'py> {
         self.value(&self.compiled.root, source, context)
     }
 
     fn mismatch<'v, 'py, S: Source<'py>>(
         source: &mut S,
-        context: &mut Context<'v, 'py>,
+        context: &mut Context<'py>,
         code: ErrorCode,
         expected: &str,
         found: String,
@@ -204,7 +204,7 @@ impl Engine {
         &'v self,
         node: &'v Node,
         source: &mut S,
-        context: &mut Context<'v, 'py>,
+        context: &mut Context<'py>,
     ) -> Built<'py> {
         let py = source.py();
         match node {
@@ -478,9 +478,9 @@ impl Engine {
                 let mut count = 0usize;
                 source.entries(&mut |key| PyString::new(py, key), &mut |source, key| {
                     count += 1;
-                    context.path.push(Segment::Key(key.clone()));
+                    let before = context.errors.len();
                     let item = self.value(values, source, context);
-                    context.path.pop();
+                    context.under(before, || PathItem::Key(key.to_string_lossy().into()));
                     if let Some(item) = item? {
                         dict.set_item(key, item)?;
                     }
@@ -536,8 +536,8 @@ impl Engine {
     /// built and the item count, or `None` when the value is not an array (recorded).
     fn array_items<'v, 'py, S: Source<'py>>(
         source: &mut S,
-        context: &mut Context<'v, 'py>,
-        item: &mut dyn FnMut(&mut S, &mut Context<'v, 'py>, usize) -> Built<'py>,
+        context: &mut Context<'py>,
+        item: &mut dyn FnMut(&mut S, &mut Context<'py>, usize) -> Built<'py>,
     ) -> Items<'py> {
         let head = source.head()?;
         if !matches!(head, Head::Array) {
@@ -557,9 +557,9 @@ impl Engine {
         let mut count = 0usize;
         source.items(&mut |source, index| {
             count += 1;
-            context.path.push(Segment::Index(index));
+            let before = context.errors.len();
             let value = item(source, context, index);
-            context.path.pop();
+            context.under(before, || PathItem::Index(index));
             if let Some(value) = value? {
                 built.push(value);
             }
@@ -570,7 +570,7 @@ impl Engine {
     }
 
     fn check_size(
-        context: &mut Context<'_, '_>,
+        context: &mut Context<'_>,
         count: usize,
         min: Option<u64>,
         max: Option<u64>,
@@ -605,7 +605,7 @@ impl Engine {
         variants: &'v [(u8, Node)],
         expected: &str,
         source: &mut S,
-        context: &mut Context<'v, 'py>,
+        context: &mut Context<'py>,
     ) -> Built<'py> {
         let py = source.py();
         let shape = source.shape()?;
@@ -647,10 +647,8 @@ impl Engine {
             context.max_errors = mark + 1;
             let mut tree = captured.tree(py);
             let depth = context.depth;
-            let path_length = context.path.len();
             let outcome = self.value(variant, &mut tree, context);
             context.depth = depth;
-            context.path.truncate(path_length);
             context.max_errors = saved_max;
             let failed = context.errors.len() > mark;
             context.errors.truncate(mark);
@@ -668,7 +666,7 @@ impl Engine {
         &'v self,
         record: &'v RecordNode,
         source: &mut S,
-        context: &mut Context<'v, 'py>,
+        context: &mut Context<'py>,
     ) -> Built<'py> {
         let base = context.values.len();
         let built = self.record_at(record, source, context, base);
@@ -682,7 +680,7 @@ impl Engine {
         &'v self,
         record: &'v RecordNode,
         source: &mut S,
-        context: &mut Context<'v, 'py>,
+        context: &mut Context<'py>,
         base: usize,
     ) -> Built<'py> {
         let py = source.py();
@@ -718,9 +716,9 @@ impl Engine {
                         return Ok(());
                     };
                     seen.insert(index);
-                    context.path.push(Segment::Field(&field.name));
+                    let before = context.errors.len();
                     let value = self.value(&field.node, source, context);
-                    context.path.pop();
+                    context.under(before, || PathItem::Key(field.name.as_ref().into()));
                     if let Some(value) = value? {
                         match &kwargs {
                             Some(kwargs) => kwargs.set_item(field.key.bind(py), value)?,
@@ -737,13 +735,13 @@ impl Engine {
                     source.skip()?;
                     if record.closed {
                         let found = format!("property {unknown:?}");
-                        context.path.push(Segment::Text(unknown));
+                        let before = context.errors.len();
                         let result = context.error(
                             ErrorCode::UnexpectedProperty,
                             record.allowed.clone(),
                             found,
                         );
-                        context.path.pop();
+                        context.under(before, || PathItem::Key(unknown.clone()));
                         result?;
                     }
                     Ok(())
@@ -838,7 +836,7 @@ impl Engine {
         py: Python<'py>,
         name: &str,
         error: &PyErr,
-        context: &mut Context<'_, 'py>,
+        context: &mut Context<'py>,
     ) -> Result<(), Fatal> {
         let value = error.value(py);
         let options = [("include_url", false)].into_py_dict(py)?;
@@ -849,17 +847,16 @@ impl Engine {
             let detail = detail?;
             let kind: String = detail.get_item("type")?.extract()?;
             let message: String = detail.get_item("msg")?.extract()?;
-            let depth = context.path.len();
+            // The model's own path inside it, innermost step first like every error path here.
+            let mut steps = Vec::new();
             for part in detail.get_item("loc")?.try_iter()? {
                 let part = part?;
-                if let Ok(index) = part.extract::<usize>() {
-                    context.path.push(Segment::Index(index));
-                } else {
-                    context
-                        .path
-                        .push(Segment::Text(part.str()?.to_string_lossy().into()));
-                }
+                steps.push(match part.extract::<usize>() {
+                    Ok(index) => PathItem::Index(index),
+                    Err(_) => PathItem::Key(part.str()?.to_string_lossy().into()),
+                });
             }
+            steps.reverse();
             let code = match kind.as_str() {
                 "missing" => ErrorCode::MissingProperty,
                 "extra_forbidden" => ErrorCode::UnexpectedProperty,
@@ -873,8 +870,11 @@ impl Engine {
                 .ok()
                 .and_then(|input| input.get_type().name().ok().map(|name| name.to_string()))
                 .unwrap_or_default();
+            let before = context.errors.len();
             let result = context.error(code, format!("{message} ({name})"), found);
-            context.path.truncate(depth);
+            if let Some(error) = context.errors.get_mut(before) {
+                error.path = steps;
+            }
             result?;
         }
         Ok(())

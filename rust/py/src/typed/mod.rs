@@ -155,7 +155,7 @@ impl TypedValidator {
         }
         match built {
             Ok(Some(value)) if context.errors.is_empty() => Ok(value),
-            Ok(_) | Err(Fatal::Stop) => Err(Invalid::Lines(context.errors)),
+            Ok(_) | Err(Fatal::Stop) => Err(Invalid::Lines(context.into_errors())),
             Err(Fatal::Python(error)) => Err(Invalid::Python(error)),
             Err(Fatal::Json(_)) => Err(Invalid::Python(PyValueError::new_err(
                 "unexpected JSON error while reading a parsed value",
@@ -231,7 +231,7 @@ impl TypedValidator {
         let mut tree = Tree::python(data.clone());
         let mut context = Context::new(self.limits.max_errors, self.limits.max_depth, self.lenient);
         let built = self.engine.run(&mut tree, &mut context);
-        Self::finish(py, built, context.errors)
+        Self::finish(py, built, context.into_errors())
     }
 
     /// Validates raw JSON arguments and calls the function with them.
