@@ -214,7 +214,10 @@ impl PlainCall {
             Err(Invalid::Python(error)) => return Err(error),
         };
         match self.function.bind(py).call((), Some(&kwargs)) {
-            Ok(value) if self.awaits => Ok(Started::Drive(awaitable_iter(value)?)),
+            Ok(value) if self.awaits => match awaitable_iter(value) {
+                Ok(iterator) => Ok(Started::Drive(iterator)),
+                Err(error) => Ok(Started::Finished(self.failed(call, error)?)),
+            },
             Ok(value) => Ok(Started::Finished(self.result(call, value)?)),
             Err(error) => Ok(Started::Finished(self.failed(call, error)?)),
         }
