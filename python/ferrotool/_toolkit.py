@@ -655,7 +655,7 @@ class _ToolSet:
         entry = self._table.entries.get(call.name)
         if entry is None:
             return _resolved(_unknown(call, self._table.entries))
-        fast = entry.fast
+        fast = entry.fast  # `_call_entry`, inlined on the hot path
         if fast is not None:
             return fast(call)
         return self._call_parsed(entry, call, context, agent, on_progress)

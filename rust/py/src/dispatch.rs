@@ -809,46 +809,18 @@ fn create_pending_type(py: Python<'_>) -> PyResult<Py<PyType>> {
         },
         ffi::PyMethodDef::zeroed(),
     ]));
+    let slot = |slot: c_int, pfunc: *mut c_void| ffi::PyType_Slot { slot, pfunc };
+    let doc = c"One tool call in progress: await it for the ToolResultBlock.";
     let mut slots = [
-        ffi::PyType_Slot {
-            slot: ffi::Py_tp_doc,
-            pfunc: c"One tool call in progress: await it for the ToolResultBlock."
-                .as_ptr()
-                .cast_mut()
-                .cast(),
-        },
-        ffi::PyType_Slot {
-            slot: ffi::Py_tp_dealloc,
-            pfunc: pending_dealloc as *mut c_void,
-        },
-        ffi::PyType_Slot {
-            slot: ffi::Py_tp_traverse,
-            pfunc: pending_traverse as *mut c_void,
-        },
-        ffi::PyType_Slot {
-            slot: ffi::Py_tp_clear,
-            pfunc: pending_clear as *mut c_void,
-        },
-        ffi::PyType_Slot {
-            slot: ffi::Py_tp_iternext,
-            pfunc: pending_next as *mut c_void,
-        },
-        ffi::PyType_Slot {
-            slot: ffi::Py_am_await,
-            pfunc: pending_await as *mut c_void,
-        },
-        ffi::PyType_Slot {
-            slot: ffi::Py_am_send,
-            pfunc: pending_send as *mut c_void,
-        },
-        ffi::PyType_Slot {
-            slot: ffi::Py_tp_methods,
-            pfunc: methods.as_mut_ptr().cast(),
-        },
-        ffi::PyType_Slot {
-            slot: 0,
-            pfunc: ptr::null_mut(),
-        },
+        slot(ffi::Py_tp_doc, doc.as_ptr().cast_mut().cast()),
+        slot(ffi::Py_tp_dealloc, pending_dealloc as *mut c_void),
+        slot(ffi::Py_tp_traverse, pending_traverse as *mut c_void),
+        slot(ffi::Py_tp_clear, pending_clear as *mut c_void),
+        slot(ffi::Py_tp_iternext, pending_next as *mut c_void),
+        slot(ffi::Py_am_await, pending_await as *mut c_void),
+        slot(ffi::Py_am_send, pending_send as *mut c_void),
+        slot(ffi::Py_tp_methods, methods.as_mut_ptr().cast()),
+        slot(0, ptr::null_mut()),
     ];
     let Ok(basicsize) = c_int::try_from(std::mem::size_of::<PendingCallObject>()) else {
         return Err(PyRuntimeError::new_err("PendingCall is too large"));
