@@ -656,13 +656,8 @@ unsafe extern "C" fn pending_send(
 }
 
 unsafe extern "C" fn pending_next(slf: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: called by the interpreter with the GIL held, on a `PendingCall`.
-    unsafe {
-        slot(ptr::null_mut(), |py| {
-            let none = py.None().into_bound(py);
-            iterator_outcome(Pending(slf.cast()).resume(py, &Resume::Send(&none))?)
-        })
-    }
+    // SAFETY: `__next__` is `send(None)`; `None` is immortal for the call's duration.
+    unsafe { pending_send_method(slf, ffi::Py_None()) }
 }
 
 unsafe extern "C" fn pending_send_method(
