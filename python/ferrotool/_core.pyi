@@ -79,6 +79,9 @@ class TypedValidator:
     def call_json(self, data: str | bytes) -> object:
         """Validate raw JSON arguments and call the function with them."""
     @property
+    def schema_json(self) -> bytes:
+        """The JSON Schema (draft 2020-12) of the validated type, serialized."""
+    @property
     def lenient(self) -> bool: ...
     @property
     def max_depth(self) -> int: ...

@@ -390,6 +390,7 @@ def _function_hints(target: object, label: str) -> dict[str, object] | None:
 
 
 _UNPARSED: Final = object()
+_NONE_TYPE: Final = type(None)
 _Token: TypeAlias = tuple[str, str, str, str, str]
 # Tokens of the annotation subset `_simple_eval` understands: (dotted) names, string and integer
 # literals, `...`, brackets, commas and `|`.
@@ -749,8 +750,23 @@ class _Builder:
             field["meta"] = meta
         return field
 
+    def class_hints(self, cls: type) -> dict[str, object]:
+        """A record class's annotations, read directly while `fast` when nothing needs
+        `typing.get_type_hints`: the class's own annotations, none a string, no base class with
+        annotations of its own. A forward reference nested in one raises `_Unresolved` later,
+        which redoes the whole derivation the exact way."""
+        own = cls.__dict__.get("__annotations__")
+        if (
+            self.fast
+            and type(own) is dict
+            and all(type(value) is not str for value in own.values())
+            and all("__annotations__" not in base.__dict__ for base in cls.__mro__[1:])
+        ):
+            return {key: _NONE_TYPE if value is None else value for key, value in own.items()}
+        return _hints(cls, cls.__qualname__)
+
     def dataclass_fields(self, cls: type, path: str) -> Iterable[FieldIR]:
-        hints = _hints(cls, cls.__qualname__)
+        hints = self.class_hints(cls)
         dc_fields: dict[str, dataclasses.Field[object]] = cls.__dataclass_fields__  # type: ignore[attr-defined]
         missing = dataclasses.MISSING
         for name, f in dc_fields.items():
@@ -777,7 +793,7 @@ class _Builder:
             yield self.field(name, tp, path, required=required, default=dataclasses.MISSING)
 
     def namedtuple_fields(self, cls: type, path: str) -> Iterable[FieldIR]:
-        hints = _hints(cls, cls.__qualname__)
+        hints = self.class_hints(cls)
         defaults: dict[str, object] = cls._field_defaults  # type: ignore[attr-defined]
         names: tuple[str, ...] = cls._fields  # type: ignore[attr-defined]
         for name in names:

@@ -53,10 +53,6 @@ DEFAULT_LIMITS = Limits()
 """The limits used when none are given: depth 128, 8 MiB, 20 errors."""
 
 
-def _schema_bytes(ir: bytes) -> bytes:
-    return _core.derive_schema(ir)
-
-
 @final
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class FunctionSchema(Generic[R]):
@@ -172,7 +168,7 @@ def function_schema(
     return FunctionSchema(
         name=record["name"],
         description=record.get("description"),
-        schema_bytes=_schema_bytes(ir),
+        schema_bytes=validator.schema_json,
         function=fn,
         lenient=lenient,
         limits=limits,
@@ -212,7 +208,7 @@ def type_schema(
     ir, objects = type_ir(tp)
     validator = _validator(ir, objects, None, lenient, limits)
     return TypeSchema(
-        schema_bytes=_schema_bytes(ir),
+        schema_bytes=validator.schema_json,
         lenient=lenient,
         limits=limits,
         validate_json=validator.validate_json,

@@ -13,9 +13,13 @@ use pyo3::types::PyBytes;
 pub(crate) fn derive_schema<'py>(py: Python<'py>, ir_json: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
     let root: Root = serde_json::from_slice(ir_json)
         .map_err(|error| PyValueError::new_err(format!("invalid type IR: {error}")))?;
-    let schema = derive::derive_schema(&root)
+    Ok(PyBytes::new(py, &schema_json(&root)?))
+}
+
+/// The JSON Schema of a parsed IR document, serialized.
+pub(crate) fn schema_json(root: &Root) -> PyResult<Vec<u8>> {
+    let schema = derive::derive_schema(root)
         .map_err(|error| PyValueError::new_err(format!("cannot derive a schema: {error}")))?;
-    let bytes = serde_json::to_vec(&schema)
-        .map_err(|error| PyValueError::new_err(format!("cannot serialize the schema: {error}")))?;
-    Ok(PyBytes::new(py, &bytes))
+    serde_json::to_vec(&schema)
+        .map_err(|error| PyValueError::new_err(format!("cannot serialize the schema: {error}")))
 }

@@ -95,6 +95,18 @@ pub(crate) enum FieldDefault {
     Factory(Py<PyAny>),
 }
 
+/// `dataclasses.MISSING`, `_FIELD` and `_FIELD_CLASSVAR`, looked up once per interpreter.
+static DATACLASS_MARKERS: pyo3::sync::PyOnceLock<[Py<PyAny>; 3]> = pyo3::sync::PyOnceLock::new();
+
+fn dataclass_markers(py: Python<'_>) -> PyResult<[Bound<'_, PyAny>; 3]> {
+    let markers = DATACLASS_MARKERS.get_or_try_init(py, || {
+        let module = py.import("dataclasses")?;
+        let get = |name: &str| module.getattr(name).map(Bound::unbind);
+        Ok::<_, PyErr>([get("MISSING")?, get("_FIELD")?, get("_FIELD_CLASSVAR")?])
+    })?;
+    Ok(markers.each_ref().map(|marker| marker.bind(py).clone()))
+}
+
 /// The fast dataclass build when it is exactly equivalent to calling `cls(**fields)`: the
 /// `__init__` is the generated one and its parameters are exactly the record's fields, `__new__`
 /// is `object.__new__`, and fields are stored with `object.__setattr__` (the class keeps it, or
@@ -104,57 +116,57 @@ fn dataclass_build(class: &Bound<'_, PyAny>, record: &Record) -> PyResult<Option
     let Ok(class) = class.cast::<PyType>() else {
         return Ok(None);
     };
-    let init = class.getattr("__init__")?;
+    let init = class.getattr(pyo3::intern!(py, "__init__"))?;
     let generated = init
-        .getattr("__code__")
-        .and_then(|code| code.getattr("co_filename"))
+        .getattr(pyo3::intern!(py, "__code__"))
+        .and_then(|code| code.getattr(pyo3::intern!(py, "co_filename")))
         .and_then(|name| name.extract::<String>())
         .is_ok_and(|name| name == "<string>");
     if !generated {
         return Ok(None);
     }
     let object = py.get_type::<PyAny>();
-    if !class.getattr("__new__")?.is(&object.getattr("__new__")?) {
+    if !class
+        .getattr(pyo3::intern!(py, "__new__"))?
+        .is(&object.getattr(pyo3::intern!(py, "__new__"))?)
+    {
         return Ok(None);
     }
     let frozen = class
-        .getattr("__dataclass_params__")
-        .and_then(|params| params.getattr("frozen"))
+        .getattr(pyo3::intern!(py, "__dataclass_params__"))
+        .and_then(|params| params.getattr(pyo3::intern!(py, "frozen")))
         .and_then(|frozen| frozen.is_truthy())
         .unwrap_or(false);
     if !frozen
         && !class
-            .getattr("__setattr__")?
-            .is(&object.getattr("__setattr__")?)
+            .getattr(pyo3::intern!(py, "__setattr__"))?
+            .is(&object.getattr(pyo3::intern!(py, "__setattr__"))?)
     {
         return Ok(None);
     }
-    let dataclasses = py.import("dataclasses")?;
-    let missing = dataclasses.getattr("MISSING")?;
-    let field_kind = dataclasses.getattr("_FIELD")?;
-    let class_var_kind = dataclasses.getattr("_FIELD_CLASSVAR")?;
+    let [missing, field_kind, class_var_kind] = dataclass_markers(py)?;
     let mut fields = Vec::with_capacity(record.fields.len());
     for field in class
-        .getattr("__dataclass_fields__")?
-        .call_method0("values")?
+        .getattr(pyo3::intern!(py, "__dataclass_fields__"))?
+        .call_method0(pyo3::intern!(py, "values"))?
         .try_iter()?
     {
         let field = field?;
-        let kind = field.getattr("_field_type")?;
+        let kind = field.getattr(pyo3::intern!(py, "_field_type"))?;
         // A class variable is no parameter of `__init__`.
         if kind.is(&class_var_kind) {
             continue;
         }
         // `InitVar` and `init=False` fields are handled by `__init__` in ways not mirrored here.
-        if !kind.is(&field_kind) || !field.getattr("init")?.is_truthy()? {
+        if !kind.is(&field_kind) || !field.getattr(pyo3::intern!(py, "init"))?.is_truthy()? {
             return Ok(None);
         }
-        let name: String = field.getattr("name")?.extract()?;
+        let name: String = field.getattr(pyo3::intern!(py, "name"))?.extract()?;
         let Some(index) = record.fields.iter().position(|field| field.name == name) else {
             return Ok(None);
         };
-        let default = field.getattr("default")?;
-        let factory = field.getattr("default_factory")?;
+        let default = field.getattr(pyo3::intern!(py, "default"))?;
+        let factory = field.getattr(pyo3::intern!(py, "default_factory"))?;
         let default = if !default.is(&missing) {
             Some(FieldDefault::Value(default.unbind()))
         } else if !factory.is(&missing) {
@@ -172,7 +184,7 @@ fn dataclass_build(class: &Bound<'_, PyAny>, record: &Record) -> PyResult<Option
     if fields.len() != record.fields.len() {
         return Ok(None);
     }
-    let post_init = class.hasattr("__post_init__")?;
+    let post_init = class.hasattr(pyo3::intern!(py, "__post_init__"))?;
     Ok(Some(Build::Dataclass {
         class: class.clone().unbind(),
         fields,

@@ -23,6 +23,8 @@ pub(crate) use convert::value_to_python;
 #[pyclass(module = "ferrotool._core", frozen)]
 pub(crate) struct TypedValidator {
     engine: Engine,
+    /// The JSON Schema of the same IR, derived from the one parse of it.
+    schema: Py<PyBytes>,
     limits: Limits,
     lenient: bool,
     function: Option<Py<PyAny>>,
@@ -201,8 +203,10 @@ impl TypedValidator {
             )));
         }
         let compiled = compile::compile(py, &root, objects)?;
+        let schema = PyBytes::new(py, &crate::derive::schema_json(&root)?).unbind();
         Ok(Self {
             engine: Engine { compiled },
+            schema,
             limits: Limits {
                 max_depth,
                 max_bytes,
@@ -248,6 +252,12 @@ impl TypedValidator {
         let kwargs = self.validate_raw(py, data)?;
         let kwargs = kwargs.cast::<PyDict>().map_err(PyErr::from)?;
         function.bind(py).call((), Some(kwargs))
+    }
+
+    /// The JSON Schema (draft 2020-12) of the validated type, serialized.
+    #[getter]
+    fn schema_json(&self, py: Python<'_>) -> Py<PyBytes> {
+        self.schema.clone_ref(py)
     }
 
     #[getter]
