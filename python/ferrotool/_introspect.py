@@ -754,7 +754,8 @@ class _Builder:
         """A record class's annotations, read directly while `fast` when nothing needs
         `typing.get_type_hints`: the class's own annotations, none a string, no base class with
         annotations of its own. A forward reference nested in one raises `_Unresolved` later,
-        which redoes the whole derivation the exact way."""
+        which redoes the whole derivation the exact way.
+        """
         own = cls.__dict__.get("__annotations__")
         if (
             self.fast
