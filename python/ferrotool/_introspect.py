@@ -751,15 +751,15 @@ class _Builder:
         return field
 
     def class_hints(self, cls: type) -> dict[str, object]:
-        """A record class's annotations, read directly while `fast` when nothing needs
-        `typing.get_type_hints`: the class's own annotations, none a string, no base class with
-        annotations of its own. A forward reference nested in one raises `_Unresolved` later,
-        which redoes the whole derivation the exact way.
+        """A record class's annotations, read directly when that changes nothing.
+
+        While `fast`: the class's own annotations, none a string, no base class with annotations
+        of its own (otherwise `typing.get_type_hints`). A forward reference nested in one raises
+        `_Unresolved` later, which redoes the whole derivation the exact way.
         """
-        own = cls.__dict__.get("__annotations__")
+        own = inspect.get_annotations(cls)
         if (
             self.fast
-            and type(own) is dict
             and all(type(value) is not str for value in own.values())
             and all("__annotations__" not in base.__dict__ for base in cls.__mro__[1:])
         ):
