@@ -56,6 +56,7 @@ from ferrotool._ir import (
     ContainerName,
     EnumIR,
     FieldIR,
+    FunctionRootIR,
     MetaIR,
     RecordIR,
     RootIR,
@@ -181,12 +182,21 @@ def _function_ir(
     builder = _Builder(function=name, fast=fast)
     fields: list[FieldIR] = []
     empty = inspect.Parameter.empty
+    # Leading fields that a call may pass by position: none may be left out before them.
+    positional = 0
+    leading = True
     for index, (pname, kind, default) in enumerate(parameters):
         annotation = hints.get(pname, empty)
         if index == 0 and annotation is empty and pname in ("self", "cls"):
+            leading = False
             continue
         if skip is not None and skip(pname, annotation):
+            leading = False
             continue
+        if leading and kind is _POSITIONAL_OR_KEYWORD:
+            positional += 1
+        else:
+            leading = False
         if kind is not _POSITIONAL_OR_KEYWORD and kind is not _KEYWORD_ONLY:
             raise SchemaError(
                 f"cannot derive a schema for parameter {pname!r} of {name}: {_KIND_REASONS[kind]}"
@@ -211,11 +221,10 @@ def _function_ir(
     description = docstring_summary(inspect.getdoc(doc_target))
     if description is not None:
         record["description"] = description
-    document: RootIR = {
-        "version": IR_VERSION,
-        "root": {"kind": "function", "record": record},
-        "defs": builder.defs,
-    }
+    root: FunctionRootIR = {"kind": "function", "record": record}
+    if positional:
+        root["positional"] = positional
+    document: RootIR = {"version": IR_VERSION, "root": root, "defs": builder.defs}
     return orjson.dumps(document), builder.objects
 
 

@@ -200,10 +200,16 @@ class RecordIR(TypedDict):
 
 
 class FunctionRootIR(TypedDict):
-    """The document describes a function's parameters."""
+    """The document describes a function's parameters.
+
+    ``positional`` counts the record's leading fields that are parameters which may be passed
+    by position (positional-or-keyword, in order, with no parameter left out before them): the
+    validator passes those positionally when it calls the function.
+    """
 
     kind: Literal["function"]
     record: RecordIR
+    positional: NotRequired[int]
 
 
 class TypeRootIR(TypedDict):

@@ -319,9 +319,35 @@ def test_function_record() -> None:
                 ],
                 "description": "Get the weather for a city.",
             },
+            "positional": 3,
         },
         "defs": {},
     }
+
+
+class _Methods:
+    def method(self, a: int, b: str = "x", *, c: bool = False) -> None: ...
+
+
+def _positional(fn: typing.Callable[..., object], **kwargs: Any) -> int:
+    root = orjson.loads(function_ir(fn, **kwargs)[0])["root"]
+    return int(root.get("positional", 0))
+
+
+def test_positional_counts_leading_positional_or_keyword_parameters() -> None:
+    def keyword_only(*, a: int, b: int) -> None: ...
+
+    def skipped_first(ctx: object, a: int, b: int) -> None: ...
+
+    def skipped_middle(a: int, ctx: object, b: int) -> None: ...
+
+    assert _positional(get_weather) == 3
+    assert _positional(_Methods().method) == 2  # bound: self is not a parameter
+    assert _positional(_Methods.method) == 0  # unbound: self comes first, left out
+    assert _positional(keyword_only) == 0
+    never = lambda name, annotation: name == "ctx"  # noqa: E731
+    assert _positional(skipped_first, skip=never) == 0
+    assert _positional(skipped_middle, skip=never) == 1
 
 
 def test_field_meta_and_descriptions() -> None:

@@ -15,7 +15,8 @@ import pydantic
 import pytest
 
 import ferrotool
-from ferrotool import Limits, Param, ValidationError
+from ferrotool import Limits, Param, ValidationError, _core
+from ferrotool._introspect import function_ir
 
 
 @dataclasses.dataclass
@@ -615,3 +616,28 @@ def test_dataclass_errors_build_nothing() -> None:
         ("missing_property", (2,)),
     ]
     assert built == [1], "only complete records before the first error are built"
+
+
+def test_call_json_passes_leading_parameters_by_position_and_the_rest_by_name() -> None:
+    seen: list[tuple[tuple[object, ...], dict[str, object]]] = []
+
+    class Recorder:
+        def __call__(self, a: int, b: int = 2, c: int = 3, *, d: int = 4) -> int:
+            return a + b + c + d
+
+    def spy(a: int, b: int = 2, c: int = 3, *, d: int = 4) -> int:
+        return a + b + c + d
+
+    original = ferrotool.function_schema(spy).validator
+
+    def record(*args: object, **kwargs: object) -> int:
+        seen.append((args, kwargs))
+        return spy(*args, **kwargs)  # type: ignore[arg-type]
+
+    ir, objects = function_ir(spy)
+    recording = _core.TypedValidator(ir, dict(objects), function=record)
+    assert recording.call_json('{"a": 1, "b": 5, "c": 6, "d": 7}') == 19
+    assert recording.call_json('{"c": 6, "a": 1}') == 13  # b missing: c goes by name
+    assert seen == [((1, 5, 6), {"d": 7}), ((1,), {"c": 6})]
+    assert original.call_json('{"a": 1}') == 10
+    assert ferrotool.function_schema(Recorder()).call_json('{"a": 1, "d": 0}') == 6

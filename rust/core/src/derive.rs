@@ -97,7 +97,7 @@ pub fn derive_schema(root: &Root) -> Result<Value, DeriveError> {
         origins: HashMap::new(),
     };
     let mut schema = match &root.root {
-        RootType::Function { record } => deriver.record(record, false)?,
+        RootType::Function { record, .. } => deriver.record(record, false)?,
         RootType::Type { ty } => deriver.ty(ty)?,
     };
     if !deriver.defs.is_empty() {

@@ -245,10 +245,24 @@ pub struct Root {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum RootType {
     /// A function's parameters: validated into a `dict` of keyword arguments.
-    Function { record: Record },
+    Function {
+        record: Record,
+        /// How many of the record's leading fields are parameters that may be passed by
+        /// position (positional-or-keyword, in order, none skipped before them).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        positional: usize,
+    },
     /// A single type (used by `type_schema`).
     Type {
         #[serde(rename = "type")]
         ty: Type,
     },
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_zero(value: &usize) -> bool {
+    *value == 0
 }

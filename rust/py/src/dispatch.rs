@@ -192,14 +192,14 @@ impl PlainCall {
         if !raw.is_truthy()? {
             raw = pyo3::intern!(py, "{}").clone().into_any();
         }
-        let kwargs = match self.validator.get().validate_raw_lines(py, &raw) {
-            Ok(kwargs) => kwargs.cast_into::<PyDict>().map_err(PyErr::from)?,
+        let (args, kwargs) = match self.validator.get().validate_args_raw(py, &raw) {
+            Ok(arguments) => arguments,
             Err(Invalid::Lines(errors)) if !only_nulls(&errors) => {
                 return Ok(Started::Finished(self.invalid_result(call, &errors)?));
             }
             Err(Invalid::Lines(errors)) => {
                 // Explicit nulls for optional properties: Python validates again without them,
-                // giving the arguments or the error result.
+                // giving the keyword arguments or the error result.
                 let error = validation_error(py, errors).into_value(py);
                 match self
                     .invalid
@@ -207,13 +207,13 @@ impl PlainCall {
                     .call1((call, error))?
                     .cast_into::<PyDict>()
                 {
-                    Ok(kwargs) => kwargs,
+                    Ok(kwargs) => (PyTuple::empty(py), Some(kwargs)),
                     Err(result) => return Ok(Started::Finished(result.into_inner())),
                 }
             }
             Err(Invalid::Python(error)) => return Err(error),
         };
-        match self.function.bind(py).call((), Some(&kwargs)) {
+        match self.function.bind(py).call(args, kwargs.as_ref()) {
             Ok(value) if self.awaits => match awaitable_iter(value) {
                 Ok(iterator) => Ok(Started::Drive(iterator)),
                 Err(error) => Ok(Started::Finished(self.failed(call, error)?)),

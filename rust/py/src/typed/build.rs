@@ -26,6 +26,9 @@ pub(crate) struct Context<'py> {
     /// The field values of the dataclass records being read, innermost last: a record takes
     /// one slot per field above the slots of the records around it, and frees them when done.
     values: Vec<Option<Bound<'py, PyAny>>>,
+    /// Set for a run that reads a function's arguments to call it: the root record is built
+    /// as `(args, kwargs)`, its first this-many present fields passed by position.
+    pub(crate) call_args: Option<usize>,
     max_errors: usize,
     max_depth: u16,
     depth: u16,
@@ -41,6 +44,7 @@ impl<'py> Context<'py> {
         Self {
             errors: Vec::new(),
             values: Vec::new(),
+            call_args: None,
             max_errors: max_errors.max(1),
             max_depth,
             depth: 0,
@@ -700,13 +704,16 @@ impl Engine {
         let mark = context.errors.len();
         // A dict is filled as the fields arrive; a dataclass's values wait in their slots until
         // the instance is built, in declaration order.
+        // The arguments of a call are taken by the root record alone.
+        let call_args = context.call_args.take();
         let kwargs = match &record.build {
-            Build::Dataclass { .. } => {
-                context.values.resize(base + record.fields.len(), None);
-                None
-            }
+            Build::Dataclass { .. } => None,
+            _ if call_args.is_some() => None,
             _ => Some(PyDict::new(py)),
         };
+        if kwargs.is_none() {
+            context.values.resize(base + record.fields.len(), None);
+        }
         let mut seen = Seen::new(record.fields.len());
         source.entries(
             &mut |key| record.field_index(key).ok_or_else(|| Box::<str>::from(key)),
@@ -760,6 +767,12 @@ impl Engine {
         if context.errors.len() > mark {
             return Ok(None);
         }
+        if let Some(positional) = call_args {
+            let values = &mut context.values[base..];
+            return Ok(Some(
+                Self::call_args(py, record, positional, values)?.into_any(),
+            ));
+        }
         let built = match (&record.build, kwargs) {
             (Build::Dict, Some(kwargs)) => return Ok(Some(kwargs.into_any())),
             (Build::Call(class), Some(kwargs)) => class.bind(py).call((), Some(&kwargs)),
@@ -794,6 +807,36 @@ impl Engine {
             }
             Err(error) => Err(Fatal::Python(error)),
         }
+    }
+
+    /// A function's arguments from its record's field values (taken from `values`): the
+    /// tuple `(args, kwargs)`, with the leading present fields, up to `positional` of them, in
+    /// `args` and the rest by name in `kwargs` (`None` when empty). Calling with positional
+    /// arguments costs Python less than matching keywords to parameters.
+    fn call_args<'py>(
+        py: Python<'py>,
+        record: &RecordNode,
+        positional: usize,
+        values: &mut [Option<Bound<'py, PyAny>>],
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let mut args = Vec::with_capacity(positional.min(values.len()));
+        let mut rest = values.iter_mut().zip(&record.fields);
+        for (value, _) in rest.by_ref().take(positional) {
+            match value.take() {
+                Some(value) => args.push(value),
+                None => break,
+            }
+        }
+        let mut kwargs: Option<Bound<'py, PyDict>> = None;
+        for (value, field) in rest {
+            if let Some(value) = value.take() {
+                kwargs
+                    .get_or_insert_with(|| PyDict::new(py))
+                    .set_item(field.key.bind(py), value)?;
+            }
+        }
+        let kwargs = kwargs.map_or_else(|| py.None().into_bound(py), Bound::into_any);
+        PyTuple::new(py, [PyTuple::new(py, args)?.into_any(), kwargs])
     }
 
     /// Builds a plain dataclass from its field values (taken from `values`), as its generated

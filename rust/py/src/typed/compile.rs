@@ -255,7 +255,7 @@ pub(crate) fn compile(
         record_index: AHashMap::new(),
     };
     let root = match &ir.root {
-        RootType::Function { record } => {
+        RootType::Function { record, .. } => {
             let index = compiler.reserve(&record.name);
             let node = compiler.record(record, Build::Dict)?;
             compiler.records[index] = Some(node);

@@ -11,7 +11,7 @@ use ferrotool_core::ir::Root;
 use jiter::{JiterErrorType, JsonErrorType};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 
 use crate::errors::validation_error;
 use build::{Context, Engine};
@@ -28,6 +28,8 @@ pub(crate) struct TypedValidator {
     limits: Limits,
     lenient: bool,
     function: Option<Py<PyAny>>,
+    /// How many leading parameters of the function may be passed by position (from the IR).
+    positional: usize,
 }
 
 /// Borrows the UTF-8 bytes of a `str` or `bytes` argument without copying.
@@ -123,10 +125,7 @@ impl TypedValidator {
         data: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         self.validate_raw_lines(py, data)
-            .map_err(|invalid| match invalid {
-                Invalid::Lines(errors) => validation_error(py, errors),
-                Invalid::Python(error) => error,
-            })
+            .map_err(|invalid| invalid.into_error(py))
     }
 
     /// [`Self::validate_raw`], with the validation errors left as line errors.
@@ -135,12 +134,40 @@ impl TypedValidator {
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
     ) -> Result<Bound<'py, PyAny>, Invalid> {
+        self.read_raw(py, data, None)
+    }
+
+    /// A function's raw JSON arguments, validated, as the arguments of a call: `(args, kwargs)`
+    /// with the leading parameters by position (see `positional`), `kwargs` `None` when empty.
+    pub(crate) fn validate_args_raw<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> Result<(Bound<'py, PyTuple>, Option<Bound<'py, PyDict>>), Invalid> {
+        let built = self.read_raw(py, data, Some(self.positional))?;
+        let unexpected =
+            || Invalid::Python(PyTypeError::new_err("this validator is not a function's"));
+        let pair = built.cast_into::<PyTuple>().map_err(|_| unexpected())?;
+        let (Ok(args), Ok(kwargs)) = (pair.get_item(0), pair.get_item(1)) else {
+            return Err(unexpected());
+        };
+        let args = args.cast_into::<PyTuple>().map_err(|_| unexpected())?;
+        Ok((args, kwargs.cast_into::<PyDict>().ok()))
+    }
+
+    fn read_raw<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        call_args: Option<usize>,
+    ) -> Result<Bound<'py, PyAny>, Invalid> {
         let raw = input_bytes(data).map_err(Invalid::Python)?;
         if raw.len() > self.limits.max_bytes {
             return Err(Invalid::Lines(vec![too_large(raw.len(), &self.limits)]));
         }
         let mut stream = Stream::new(py, raw);
         let mut context = Context::new(self.limits.max_errors, self.limits.max_depth, self.lenient);
+        context.call_args = call_args;
         let built = self
             .engine
             .run(&mut stream, &mut context)
@@ -174,6 +201,16 @@ pub(crate) enum Invalid {
     Python(PyErr),
 }
 
+impl Invalid {
+    /// The Python exception: `ValidationError` for line errors.
+    pub(crate) fn into_error(self, py: Python<'_>) -> PyErr {
+        match self {
+            Self::Lines(errors) => validation_error(py, errors),
+            Self::Python(error) => error,
+        }
+    }
+}
+
 #[pymethods]
 impl TypedValidator {
     #[new]
@@ -203,6 +240,10 @@ impl TypedValidator {
             )));
         }
         let compiled = compile::compile(py, &root, objects)?;
+        let positional = match &root.root {
+            ferrotool_core::ir::RootType::Function { positional, .. } => *positional,
+            ferrotool_core::ir::RootType::Type { .. } => 0,
+        };
         let schema = PyBytes::new(py, &crate::derive::schema_json(&root)?).unbind();
         Ok(Self {
             engine: Engine { compiled },
@@ -214,6 +255,7 @@ impl TypedValidator {
             },
             lenient,
             function,
+            positional,
         })
     }
 
@@ -249,9 +291,10 @@ impl TypedValidator {
                 "this validator has no function to call",
             ));
         };
-        let kwargs = self.validate_raw(py, data)?;
-        let kwargs = kwargs.cast::<PyDict>().map_err(PyErr::from)?;
-        function.bind(py).call((), Some(kwargs))
+        let (args, kwargs) = self
+            .validate_args_raw(py, data)
+            .map_err(|invalid| invalid.into_error(py))?;
+        function.bind(py).call(args, kwargs.as_ref())
     }
 
     /// The JSON Schema (draft 2020-12) of the validated type, serialized.
