@@ -17,7 +17,7 @@ use std::ffi::c_int;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
-use ferrotool_core::json::{Instance, Kind, Number};
+use ferrotool_core::json::{Instance, Kind, Number, is_integral};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -394,7 +394,7 @@ impl<'a> Instance for PyValue<'a> {
                 let number = self.float();
                 if !number.is_finite() {
                     Kind::Other
-                } else if number.fract() == 0.0 {
+                } else if is_integral(number) {
                     Kind::Integer
                 } else {
                     Kind::Number

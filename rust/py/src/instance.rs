@@ -1,7 +1,7 @@
 //! Python objects read as JSON in place, for the JSON Schema validator.
 use std::borrow::Cow;
 
-use ferrotool_core::json::{Instance, Kind, Number};
+use ferrotool_core::json::{Instance, Kind, Number, is_integral};
 use pyo3::prelude::*;
 use pyo3::types::dict::BoundDictIterator;
 use pyo3::types::list::BoundListIterator;
@@ -88,7 +88,7 @@ impl<'py> Instance for PyInstance<'py> {
             let number = number.value();
             if !number.is_finite() {
                 Kind::Other
-            } else if number.fract() == 0.0 {
+            } else if is_integral(number) {
                 Kind::Integer
             } else {
                 Kind::Number

@@ -59,6 +59,9 @@ pub(crate) struct Schema {
     pub array: Option<Box<ArrayKeywords>>,
     pub object: Option<Box<ObjectKeywords>>,
     pub apply: Option<Box<Applicators>>,
+    /// Set once compiled when the schema checks nothing but `type` (see [`Schema::only_types`]),
+    /// so validation can stop right after the type check.
+    pub types_only: bool,
 }
 
 /// `enum`, with a hash set when there are many string choices.
@@ -104,6 +107,9 @@ pub(crate) struct ArrayKeywords {
 #[derive(Default)]
 pub(crate) struct ObjectKeywords {
     pub properties: Vec<(Box<str>, NodeId)>,
+    /// Each property name's length and first bytes ([`name_head`]), in `properties` order: a scan
+    /// compares these before it reads any name.
+    pub heads: Vec<(usize, u64)>,
     /// Name to position in `properties`, for schemas with many properties.
     pub property_index: Option<AHashMap<Box<str>, usize>>,
     pub required: Vec<Box<str>>,
@@ -120,28 +126,37 @@ pub(crate) struct ObjectKeywords {
     pub dependent_required: Vec<(Box<str>, Vec<Box<str>>)>,
     pub dependent_schemas: Vec<(Box<str>, NodeId)>,
     pub unevaluated: Option<NodeId>,
+    /// Set once compiled when `additional` is the `false` schema.
+    pub forbid_additional: bool,
 }
 
 impl ObjectKeywords {
     /// The position and subschema of `key` in `properties`, if any.
     pub(crate) fn property_slot(&self, key: &str) -> Option<(usize, NodeId)> {
-        match &self.property_index {
-            Some(index) => {
-                let slot = *index.get(key)?;
-                self.properties.get(slot).map(|(_, id)| (slot, *id))
-            }
-            None => self
-                .properties
-                .iter()
-                .enumerate()
-                .find(|(_, (name, _))| {
-                    // Checking length and first byte first avoids a `memcmp` call per miss.
-                    name.len() == key.len()
-                        && name.as_bytes().first() == key.as_bytes().first()
-                        && &**name == key
-                })
-                .map(|(slot, (_, id))| (slot, *id)),
+        if let Some(index) = &self.property_index {
+            let slot = *index.get(key)?;
+            return self.properties.get(slot).map(|(_, id)| (slot, *id));
         }
+        let head = name_head(key);
+        self.heads
+            .iter()
+            .zip(&self.properties)
+            .enumerate()
+            .find(|(_, ((length, start), (name, _)))| {
+                *start == head
+                    && *length == key.len()
+                    && (key.len() <= HEAD_BYTES || **name == *key)
+            })
+            .map(|(slot, (_, (_, id)))| (slot, *id))
+    }
+
+    /// Fills `heads` from `properties`.
+    pub(crate) fn index_heads(&mut self) {
+        self.heads = self
+            .properties
+            .iter()
+            .map(|(name, _)| (name.len(), name_head(name)))
+            .collect();
     }
 
     /// The `properties` subschema for `key`, if any.
@@ -180,6 +195,24 @@ impl ObjectKeywords {
     pub(crate) fn iterates_instance(&self) -> bool {
         self.additional.is_some() || !self.pattern_properties.is_empty()
     }
+}
+
+/// How many leading bytes of a name [`name_head`] packs.
+const HEAD_BYTES: usize = 8;
+
+/// The first [`HEAD_BYTES`] bytes of `text`, zero-padded, as one integer: names of equal length
+/// and equal heads are equal when no longer than that, so most comparisons need no `memcmp`.
+#[inline]
+pub(crate) fn name_head(text: &str) -> u64 {
+    let bytes = text.as_bytes();
+    if let Some(head) = bytes.first_chunk::<HEAD_BYTES>() {
+        return u64::from_le_bytes(*head);
+    }
+    let mut head = 0u64;
+    for (index, byte) in bytes.iter().enumerate() {
+        head |= u64::from(*byte) << (8 * index);
+    }
+    head
 }
 
 impl ArrayKeywords {

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::node::{Node, ObjectKeywords};
+use super::node::ObjectKeywords;
 use super::validate::{Ctx, Step, check, fail, fail_at, validate_node};
 use crate::error::{ErrorCode, describe_str};
 use crate::json::{Instance, Kind, Number};
@@ -113,9 +113,7 @@ pub(crate) fn validate<I: Instance>(
         || keywords.required_mask != 0
         || count < keywords.properties.len();
     if walk_instance {
-        let forbid_additional = keywords
-            .additional
-            .is_some_and(|id| matches!(ctx.node(id), Some(Node::Bool(false))));
+        let forbid_additional = keywords.forbid_additional;
         let mut seen = 0u64;
         for (key, value) in instance.object_items() {
             let key = key.as_ref();

@@ -110,6 +110,16 @@ impl<'a> Ctx<'a> {
     /// Validates `instance`, a child of the current value at `step`, against node `id`.
     #[inline]
     pub(crate) fn child<I: Instance>(&mut self, step: Step<'_>, id: NodeId, instance: &I) -> bool {
+        // A child whose schema checks only `type`, and that type matches, needs no descent: the
+        // depth and call budgets are checked as the descent would.
+        if let Some(Node::Schema(schema)) = self.node(id)
+            && schema.types_only
+            && self.depth < self.max_depth
+            && self.calls < MAX_CALLS
+            && types_accept(schema.types, instance.kind())
+        {
+            return true;
+        }
         let errors = self.errors.len();
         let coercions = self.coercions.len();
         self.depth += 1;
@@ -354,6 +364,9 @@ fn validate_schema<'a, I: Instance>(ctx: &mut Ctx<'a>, schema: &'a Schema, insta
     let mut valid = true;
     if schema.types != 0 && !types_accept(schema.types, kind) {
         return wrong_type(ctx, schema, instance, kind);
+    }
+    if schema.types_only {
+        return true;
     }
     if schema.enumeration.is_some() || schema.constant.is_some() {
         check!(ctx, valid, validate_values(ctx, schema, instance, kind));
