@@ -114,6 +114,7 @@ impl<'a> PyValue<'a> {
     }
 
     /// The value's shape: exact built-in types by one pointer comparison each, then subclasses.
+    #[inline]
     fn shape(self) -> Shape {
         let object = self.ptr();
         // SAFETY: `object` is alive for the walk (module docs); the type statics are addresses
@@ -252,6 +253,8 @@ impl<'a> PyValue<'a> {
 }
 
 /// The shape of an instance of a subclass of a built-in JSON type (or of anything else).
+#[cold]
+#[inline(never)]
 fn subclass_shape(kind: *mut ffi::PyTypeObject) -> Shape {
     // SAFETY: `kind` is the live type of a live object; these only read its flags and MRO.
     unsafe {
@@ -382,6 +385,7 @@ impl<'a> PyKey<'a> {
 impl<'a> Instance for PyValue<'a> {
     type Key = PyKey<'a>;
 
+    #[inline]
     fn kind(&self) -> Kind {
         match self.shape() {
             Shape::Str => Kind::String,

@@ -24,7 +24,7 @@ pub(crate) mod types {
 }
 
 /// True when a value of `kind` satisfies the `type` bit set (`number` includes integers).
-pub(crate) const fn types_accept(set: u8, kind: crate::json::Kind) -> bool {
+pub(crate) const fn types_accept(set: u8, kind: Kind) -> bool {
     let bits = match kind {
         Kind::Null => types::NULL,
         Kind::Bool => types::BOOLEAN,
@@ -148,6 +148,22 @@ impl ObjectKeywords {
                     && (key.len() <= HEAD_BYTES || **name == *key)
             })
             .map(|(slot, (_, (_, id)))| (slot, *id))
+    }
+
+    /// Like [`property_slot`](Self::property_slot), trying slot `hint` first: objects usually
+    /// list their properties in the schema's order, so the slot after the last match is a good
+    /// guess that spares the scan (or the hash).
+    #[inline]
+    pub(crate) fn property_slot_from(&self, key: &str, hint: usize) -> Option<(usize, NodeId)> {
+        if let (Some((length, start)), Some((name, id))) =
+            (self.heads.get(hint), self.properties.get(hint))
+            && *length == key.len()
+            && *start == name_head(key)
+            && (key.len() <= HEAD_BYTES || **name == *key)
+        {
+            return Some((hint, *id));
+        }
+        self.property_slot(key)
     }
 
     /// Fills `heads` from `properties`.

@@ -115,6 +115,7 @@ pub(crate) fn validate<I: Instance>(
     if walk_instance {
         let forbid_additional = keywords.forbid_additional;
         let mut seen = 0u64;
+        let mut next_slot = 0;
         for (key, value) in instance.object_items() {
             let key = key.as_ref();
             if let Some(names) = keywords.property_names {
@@ -131,8 +132,9 @@ pub(crate) fn validate<I: Instance>(
                 }
             }
             let mut matched = false;
-            if let Some((slot, id)) = keywords.property_slot(key) {
+            if let Some((slot, id)) = keywords.property_slot_from(key, next_slot) {
                 matched = true;
+                next_slot = slot + 1;
                 if slot < 64 {
                     seen |= 1 << slot;
                 }
