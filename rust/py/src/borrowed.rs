@@ -98,6 +98,7 @@ enum Shape {
 impl<'a> PyValue<'a> {
     /// Wraps a pointer borrowed from the root or from a container met during the walk; a null
     /// pointer (never handed out by the calls used here) reads as `None`.
+    #[inline]
     fn new(object: *mut ffi::PyObject) -> Self {
         let object = NonNull::new(object).unwrap_or_else(|| {
             // SAFETY: `Py_None` is the address of a static object, never null.
@@ -145,6 +146,7 @@ impl<'a> PyValue<'a> {
 
     /// The UTF-8 text of a `str` (or subclass), borrowed from the object's cached encoding, or
     /// `None` when it holds a lone surrogate.
+    #[inline]
     fn utf8(self) -> Option<&'a str> {
         let mut size: ffi::Py_ssize_t = 0;
         // SAFETY: the object is a live `str`; on failure the pending exception is cleared
@@ -245,9 +247,15 @@ impl<'a> PyValue<'a> {
     }
 
     fn entries(self) -> Entries<'a> {
+        let remaining = if self.shape() == Shape::Dict {
+            self.dict_len()
+        } else {
+            0
+        };
         Entries {
-            dict: (self.shape() == Shape::Dict).then_some(self),
+            dict: self,
             position: 0,
+            remaining,
         }
     }
 }
@@ -280,32 +288,42 @@ fn subclass_shape(kind: *mut ffi::PyTypeObject) -> Shape {
 
 /// The (key, value) pairs of a `dict`, in insertion order.
 pub(crate) struct Entries<'a> {
-    dict: Option<PyValue<'a>>,
+    dict: PyValue<'a>,
     position: ffi::Py_ssize_t,
+    /// Entries left: counted once, which spares the call that would only report the end.
+    remaining: usize,
 }
 
 impl<'a> Iterator for Entries<'a> {
     type Item = (PyValue<'a>, PyValue<'a>);
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        let dict = self.dict?;
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
         let mut key: *mut ffi::PyObject = std::ptr::null_mut();
         let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-        // SAFETY: `dict` is a live `dict`; the pointers it hands out are borrowed from it and
-        // stay valid for the walk, during which it cannot change.
+        // SAFETY: `dict` is a live `dict` (`remaining` is 0 otherwise); the pointers it hands
+        // out are borrowed from it and stay valid for the walk, during which it cannot change.
         let more = unsafe {
             ffi::PyDict_Next(
-                dict.ptr(),
+                self.dict.ptr(),
                 &raw mut self.position,
                 &raw mut key,
                 &raw mut value,
             )
         };
         if more == 0 {
-            self.dict = None;
+            self.remaining = 0;
             return None;
         }
         Some((PyValue::new(key), PyValue::new(value)))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.remaining))
     }
 }
 
@@ -369,6 +387,7 @@ impl AsRef<str> for PyKey<'_> {
 }
 
 impl<'a> PyKey<'a> {
+    #[inline]
     fn of(key: PyValue<'a>) -> Self {
         if key.shape() != Shape::Str {
             // Rendering it takes `str(key)`, which is Python code.

@@ -845,6 +845,8 @@ fn mark_shortcuts(nodes: &mut [Node]) {
     for node in nodes.iter_mut() {
         if let Node::Schema(schema) = node {
             schema.types_only = schema.only_types();
+            schema.leaf =
+                schema.array.is_none() && schema.object.is_none() && schema.apply.is_none();
             if let Some(object) = &mut schema.object {
                 object.forbid_additional = object
                     .additional

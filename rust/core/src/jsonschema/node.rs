@@ -62,6 +62,9 @@ pub(crate) struct Schema {
     /// Set once compiled when the schema checks nothing but `type` (see [`Schema::only_types`]),
     /// so validation can stop right after the type check.
     pub types_only: bool,
+    /// Set once compiled when the schema has no subschemas to apply (no array, object or
+    /// in-place applicator keywords), so checking it never descends.
+    pub leaf: bool,
 }
 
 /// `enum`, with a hash set when there are many string choices.
@@ -213,22 +216,30 @@ impl ObjectKeywords {
     }
 }
 
-/// How many leading bytes of a name [`name_head`] packs.
+/// Names up to this many bytes are told apart by [`name_head`] and their length alone.
 const HEAD_BYTES: usize = 8;
 
-/// The first [`HEAD_BYTES`] bytes of `text`, zero-padded, as one integer: names of equal length
-/// and equal heads are equal when no longer than that, so most comparisons need no `memcmp`.
+/// Up to [`HEAD_BYTES`] bytes of `text` packed in one integer, such that two names of equal
+/// length no longer than that are equal exactly when their heads are: most comparisons then need
+/// no `memcmp`. Reads a fixed number of (possibly overlapping) bytes per length class, no loop.
 #[inline]
 pub(crate) fn name_head(text: &str) -> u64 {
     let bytes = text.as_bytes();
-    if let Some(head) = bytes.first_chunk::<HEAD_BYTES>() {
+    let length = bytes.len();
+    if let Some(head) = bytes.first_chunk::<8>() {
         return u64::from_le_bytes(*head);
     }
-    let mut head = 0u64;
-    for (index, byte) in bytes.iter().enumerate() {
-        head |= u64::from(*byte) << (8 * index);
+    if let (Some(first), Some(last)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+        // 4 to 7 bytes: the first four and the last four overlap and cover them all.
+        return u64::from(u32::from_le_bytes(*first)) | u64::from(u32::from_le_bytes(*last)) << 32;
     }
-    head
+    match (bytes.first(), bytes.get(length / 2), bytes.last()) {
+        // 1 to 3 bytes: first, middle and last cover them all.
+        (Some(first), Some(middle), Some(last)) => {
+            u64::from(*first) | u64::from(*middle) << 8 | u64::from(*last) << 16
+        }
+        _ => 0,
+    }
 }
 
 impl ArrayKeywords {
