@@ -345,6 +345,13 @@ fn validate_values<I: Instance>(
                 .as_str()
                 .is_some_and(|text| strings.contains(&*text)),
             (Some(_), _) => false,
+            // A string equals only a string: read the text once rather than per choice.
+            (None, Kind::String) => instance.as_str().is_some_and(|text| {
+                enumeration
+                    .values
+                    .iter()
+                    .any(|value| value.as_str() == Some(&*text))
+            }),
             (None, _) => enumeration
                 .values
                 .iter()
