@@ -351,3 +351,19 @@ def test_values_with_no_json_meaning() -> None:
     assert error.code == "wrong_type"
     assert error.found == "a non-JSON value"
     assert JsonSchemaValidator({}).is_valid(object())
+
+
+def test_validation_leaves_the_garbage_collector_as_it_was() -> None:
+    import gc
+
+    validator = JsonSchemaValidator(ITEMS_SCHEMA)
+    assert gc.isenabled()
+    assert not validator.is_valid({"name": 1})
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert validator.is_valid({"name": "a", "qty": 2})
+        assert validator.errors({"qty": 0})
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
