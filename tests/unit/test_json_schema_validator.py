@@ -245,3 +245,125 @@ def test_multiple_of_is_exact_for_large_integers() -> None:
     assert not JsonSchemaValidator({"multipleOf": 5.0}).is_valid(-1729382256910270464)
     assert JsonSchemaValidator({"multipleOf": 5.0}).is_valid(-1729382256910270460)
     assert not JsonSchemaValidator({"multipleOf": 5}).is_valid(-1729382256910270464)
+
+
+ITEMS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 3},
+        "qty": {"type": "integer", "minimum": 1},
+        "price": {"type": "number", "maximum": 10},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "extra": {"type": "object", "additionalProperties": {"type": "integer"}},
+    },
+    "required": ["name", "qty"],
+    "additionalProperties": False,
+}
+
+
+def test_subclasses_of_json_types_read_like_the_plain_types() -> None:
+    import collections
+    import enum
+
+    class Text(str):
+        pass
+
+    class Count(int):
+        pass
+
+    class Price(float):
+        pass
+
+    class Color(enum.StrEnum):
+        RED = "red"
+
+    class Size(enum.IntEnum):
+        BIG = 20
+
+    validator = JsonSchemaValidator(ITEMS_SCHEMA)
+    plain = {"name": "abcd", "qty": 0, "price": 12.5, "tags": ["a", 1], "extra": {"a": "x"}}
+    fancy = collections.OrderedDict(
+        [
+            (Text("name"), Text("abcd")),
+            ("qty", Count(0)),
+            ("price", Price(12.5)),
+            ("tags", ("a", 1)),
+            ("extra", collections.defaultdict(int, {"a": "x"})),
+        ]
+    )
+    assert errors_of(validator, fancy) == errors_of(validator, plain)
+    assert validator.is_valid({"name": Color.RED, "qty": Size.BIG})
+    assert not validator.is_valid({"name": "a", "qty": True})
+
+
+def test_keys_that_are_not_strings_read_as_their_text() -> None:
+    closed = JsonSchemaValidator({"additionalProperties": False})
+    (error,) = errors_of(closed, {(1, 2): 2})
+    assert error.code == "unexpected_property"
+    assert error.path == ("(1, 2)",)
+    assert not closed.is_valid({None: 1})
+    keyed = JsonSchemaValidator({"patternProperties": {"^1$": {"type": "integer"}}})
+    (error,) = errors_of(keyed, {1: "x"})
+    assert error.path == ("1",)
+
+
+def test_lookups_in_large_objects() -> None:
+    large = {f"k{i}": i for i in range(100)}
+    assert JsonSchemaValidator({"properties": {"k5": {"type": "integer"}}}).is_valid(large)
+    (error,) = errors_of(JsonSchemaValidator({"properties": {"k5": {"type": "string"}}}), large)
+    assert error.path == ("k5",)
+    assert error.code == "wrong_type"
+    (error,) = errors_of(JsonSchemaValidator({"required": ["k5", "zz"]}), large)
+    assert error.code == "missing_property"
+    assert "zz" in error.expected
+    dependent = JsonSchemaValidator({"dependentRequired": {"k1": ["k99", "k100"]}})
+    (error,) = errors_of(dependent, large)
+    assert "k100" in error.expected
+
+
+def test_strings_with_lone_surrogates() -> None:
+    closed = JsonSchemaValidator({"additionalProperties": False})
+    (error,) = errors_of(closed, {"\ud800": 1})
+    assert error.code == "unexpected_property"
+    assert error.path == ("\ufffd" * 3,)
+    # A lone surrogate reads as U+FFFD per byte of its UTF-8 form.
+    short = JsonSchemaValidator({"type": "string", "maxLength": 3})
+    assert short.is_valid("\ud800")
+    assert not short.is_valid("\ud800a")
+    assert JsonSchemaValidator({"enum": ["x", "\ud800"]}).is_valid("\ud800")
+
+
+def test_numbers_beyond_64_bits_and_non_finite_floats() -> None:
+    positive = JsonSchemaValidator({"type": "integer", "minimum": 0})
+    assert positive.is_valid(2**64)
+    assert positive.is_valid(2**70)
+    assert not positive.is_valid(-(2**70))
+    assert not positive.is_valid(-1)
+    assert JsonSchemaValidator({"const": 2**64 - 1}).is_valid(2**64 - 1)
+    (error,) = errors_of(JsonSchemaValidator({"type": "number"}), float("nan"))
+    assert error.code == "wrong_type"
+    assert not JsonSchemaValidator({"type": "number"}).is_valid(float("inf"))
+    assert JsonSchemaValidator({"type": "integer"}).is_valid(3.0)
+
+
+def test_values_with_no_json_meaning() -> None:
+    (error,) = errors_of(JsonSchemaValidator({"type": "object"}), {1, 2})
+    assert error.code == "wrong_type"
+    assert error.found == "a non-JSON value"
+    assert JsonSchemaValidator({}).is_valid(object())
+
+
+def test_validation_leaves_the_garbage_collector_as_it_was() -> None:
+    import gc
+
+    validator = JsonSchemaValidator(ITEMS_SCHEMA)
+    assert gc.isenabled()
+    assert not validator.is_valid({"name": 1})
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert validator.is_valid({"name": "a", "qty": 2})
+        assert validator.errors({"qty": 0})
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -37,6 +37,20 @@ impl Kind {
     }
 }
 
+/// True when `value` is finite with no fractional part. Avoids `f64::fract`, which on baseline
+/// x86-64 is a call into libm's `trunc`.
+#[inline]
+pub fn is_integral(value: f64) -> bool {
+    // Every float of magnitude 2^52 or more is an integer; below that the cast is exact.
+    const EXACT: f64 = 4_503_599_627_370_496.0;
+    if value.abs() >= EXACT {
+        return value.is_finite();
+    }
+    #[allow(clippy::float_cmp)] // An exact round trip is the point.
+    let integral = (value as i64) as f64 == value;
+    integral
+}
+
 /// A JSON number, kept exact where the input was an integer.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Number {
@@ -58,7 +72,7 @@ impl Number {
     pub fn is_integer(self) -> bool {
         match self {
             Self::I64(_) | Self::U64(_) => true,
-            Self::F64(value) => value.is_finite() && value.fract() == 0.0,
+            Self::F64(value) => is_integral(value),
         }
     }
 }
@@ -93,11 +107,8 @@ impl<'a> Instance for &'a Value {
             Value::Null => Kind::Null,
             Value::Bool(_) => Kind::Bool,
             Value::Number(number) => {
-                let integral = number.is_i64()
-                    || number.is_u64()
-                    || number
-                        .as_f64()
-                        .is_some_and(|value| value.is_finite() && value.fract() == 0.0);
+                let integral =
+                    number.is_i64() || number.is_u64() || number.as_f64().is_some_and(is_integral);
                 if integral {
                     Kind::Integer
                 } else {

@@ -1,7 +1,7 @@
 //! Python objects read as JSON in place, for the JSON Schema validator.
 use std::borrow::Cow;
 
-use ferrotool_core::json::{Instance, Kind, Number};
+use ferrotool_core::json::{Instance, Kind, Number, is_integral};
 use pyo3::prelude::*;
 use pyo3::types::dict::BoundDictIterator;
 use pyo3::types::list::BoundListIterator;
@@ -88,7 +88,7 @@ impl<'py> Instance for PyInstance<'py> {
             let number = number.value();
             if !number.is_finite() {
                 Kind::Other
-            } else if number.fract() == 0.0 {
+            } else if is_integral(number) {
                 Kind::Integer
             } else {
                 Kind::Number
@@ -191,14 +191,19 @@ impl<'py> Instance for PyInstance<'py> {
     }
 
     fn to_value(&self) -> Value {
-        python_to_value(&self.0, 64).unwrap_or(Value::Null)
+        instance_to_value(self, 64).unwrap_or(Value::Null)
     }
 }
 
 /// Converts a JSON-like Python value to `serde_json::Value`; `None` for anything else or when
 /// nested deeper than `max_depth`.
 pub(crate) fn python_to_value(value: &Bound<'_, PyAny>, max_depth: u16) -> Option<Value> {
-    let instance = PyInstance(value.clone());
+    instance_to_value(&PyInstance(value.clone()), max_depth)
+}
+
+/// Copies any instance to `serde_json::Value`; `None` for a non-JSON value or when nested deeper
+/// than `max_depth`.
+pub(crate) fn instance_to_value<I: Instance>(instance: &I, max_depth: u16) -> Option<Value> {
     Some(match instance.kind() {
         Kind::Null => Value::Null,
         Kind::Bool => Value::Bool(instance.as_bool()?),
@@ -213,7 +218,7 @@ pub(crate) fn python_to_value(value: &Bound<'_, PyAny>, max_depth: u16) -> Optio
             Value::Array(
                 instance
                     .array_items()
-                    .map(|item| python_to_value(&item.0, depth))
+                    .map(|item| instance_to_value(&item, depth))
                     .collect::<Option<_>>()?,
             )
         }
@@ -221,7 +226,7 @@ pub(crate) fn python_to_value(value: &Bound<'_, PyAny>, max_depth: u16) -> Optio
             let depth = max_depth.checked_sub(1)?;
             let mut map = serde_json::Map::new();
             for (name, item) in instance.object_items() {
-                map.insert(name.as_ref().to_owned(), python_to_value(&item.0, depth)?);
+                map.insert(name.as_ref().to_owned(), instance_to_value(&item, depth)?);
             }
             Value::Object(map)
         }

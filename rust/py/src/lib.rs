@@ -1,4 +1,5 @@
 //! `ferrotool._core`: the only place where `PyO3` appears.
+mod borrowed;
 mod derive;
 mod dialect;
 mod dispatch;

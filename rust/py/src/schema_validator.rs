@@ -1,12 +1,14 @@
 //! `JsonSchemaValidator`: any JSON Schema draft 2020-12 document, compiled once, validating
 //! Python values in place or raw JSON.
 use ferrotool_core::error::{ErrorCode, Limits, LineError, PathItem};
+use ferrotool_core::json::Instance;
 use ferrotool_core::jsonschema::{Coercion, Options, SchemaValidator};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 use serde_json::Value;
 
+use crate::borrowed;
 use crate::errors::{error_details, validation_error};
 use crate::instance::{PyInstance, python_to_value};
 use crate::typed::{check_max_depth, input_bytes, json_error, too_large};
@@ -177,12 +179,13 @@ impl PySchemaValidator {
 
     /// True when the value is valid; stops at the first problem.
     fn is_valid(&self, instance: &Bound<'_, PyAny>) -> bool {
-        self.inner.is_valid(&PyInstance(instance.clone()))
+        borrowed::walk(instance, |value| self.inner.is_valid(value))
+            .unwrap_or_else(|| self.inner.is_valid(&PyInstance(instance.clone())))
     }
 
     /// Raises `ValidationError` listing every problem (up to `max_errors`).
     fn validate(&self, py: Python<'_>, instance: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.check(&PyInstance(instance.clone()))
+        self.check_python(instance)
             .map_err(|errors| validation_error(py, errors))
     }
 
@@ -192,10 +195,7 @@ impl PySchemaValidator {
         py: Python<'py>,
         instance: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let errors = self
-            .check(&PyInstance(instance.clone()))
-            .err()
-            .unwrap_or_default();
+        let errors = self.check_python(instance).err().unwrap_or_default();
         error_details(py, errors)
     }
 
@@ -241,7 +241,13 @@ impl PySchemaValidator {
 }
 
 impl PySchemaValidator {
-    fn check(&self, instance: &PyInstance<'_>) -> Result<(), Vec<LineError>> {
+    /// [`check`](Self::check) of a Python value, read through borrowed pointers where it can be.
+    fn check_python(&self, instance: &Bound<'_, PyAny>) -> Result<(), Vec<LineError>> {
+        borrowed::walk(instance, |value| self.check(value))
+            .unwrap_or_else(|| self.check(&PyInstance(instance.clone())))
+    }
+
+    fn check<I: Instance>(&self, instance: &I) -> Result<(), Vec<LineError>> {
         if self.inner.options().lenient {
             self.inner.validate_lenient(instance).map(|_| ())
         } else {

@@ -193,6 +193,7 @@ pub(crate) fn compile(
         root = skip_pure_references(&mut nodes, root);
     }
     merge_type_unions(&mut nodes);
+    mark_shortcuts(&mut nodes);
     Ok(Compiled {
         nodes,
         resources,
@@ -785,6 +786,7 @@ impl<'s> Compiler<'s, '_> {
         schema.string = uses_string.then(|| Box::new(string));
         schema.number = uses_number.then(|| Box::new(number));
         schema.array = uses_array.then(|| Box::new(array));
+        obj.index_heads();
         obj.index_required();
         schema.object = uses_object.then(|| Box::new(obj));
         schema.apply = uses_apply.then(|| Box::new(apply));
@@ -832,6 +834,26 @@ fn skip_pure_references(nodes: &mut [Node], root: NodeId) -> NodeId {
         }
     }
     resolve(root)
+}
+
+/// Records, on each schema, facts validation would otherwise work out on every visit.
+fn mark_shortcuts(nodes: &mut [Node]) {
+    let false_nodes: Vec<bool> = nodes
+        .iter()
+        .map(|node| matches!(node, Node::Bool(false)))
+        .collect();
+    for node in nodes.iter_mut() {
+        if let Node::Schema(schema) = node {
+            schema.types_only = schema.only_types();
+            schema.leaf =
+                schema.array.is_none() && schema.object.is_none() && schema.apply.is_none();
+            if let Some(object) = &mut schema.object {
+                object.forbid_additional = object
+                    .additional
+                    .is_some_and(|id| false_nodes.get(id as usize).copied().unwrap_or(false));
+            }
+        }
+    }
 }
 
 /// Turns `anyOf` of branches that only check `type` (e.g. `string` or `null`) into one `type`

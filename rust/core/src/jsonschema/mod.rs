@@ -155,7 +155,9 @@ impl SchemaValidator {
 
     /// True when `instance` is valid; stops at the first failure and allocates nothing on success.
     pub fn is_valid<I: Instance>(&self, instance: &I) -> bool {
-        self.run(instance, false, false).0
+        // No errors or coercions are recorded, so there is no context to hand back.
+        let mut ctx = self.context(false);
+        validate_node(&mut ctx, self.compiled.root, instance)
     }
 
     /// Every error (up to `limits.max_errors`), or `Ok` when `instance` is valid.

@@ -24,7 +24,7 @@ pub(crate) mod types {
 }
 
 /// True when a value of `kind` satisfies the `type` bit set (`number` includes integers).
-pub(crate) const fn types_accept(set: u8, kind: crate::json::Kind) -> bool {
+pub(crate) const fn types_accept(set: u8, kind: Kind) -> bool {
     let bits = match kind {
         Kind::Null => types::NULL,
         Kind::Bool => types::BOOLEAN,
@@ -59,6 +59,12 @@ pub(crate) struct Schema {
     pub array: Option<Box<ArrayKeywords>>,
     pub object: Option<Box<ObjectKeywords>>,
     pub apply: Option<Box<Applicators>>,
+    /// Set once compiled when the schema checks nothing but `type` (see [`Schema::only_types`]),
+    /// so validation can stop right after the type check.
+    pub types_only: bool,
+    /// Set once compiled when the schema has no subschemas to apply (no array, object or
+    /// in-place applicator keywords), so checking it never descends.
+    pub leaf: bool,
 }
 
 /// `enum`, with a hash set when there are many string choices.
@@ -104,6 +110,9 @@ pub(crate) struct ArrayKeywords {
 #[derive(Default)]
 pub(crate) struct ObjectKeywords {
     pub properties: Vec<(Box<str>, NodeId)>,
+    /// Each property name's length and first bytes ([`name_head`]), in `properties` order: a scan
+    /// compares these before it reads any name.
+    pub heads: Vec<(usize, u64)>,
     /// Name to position in `properties`, for schemas with many properties.
     pub property_index: Option<AHashMap<Box<str>, usize>>,
     pub required: Vec<Box<str>>,
@@ -120,28 +129,53 @@ pub(crate) struct ObjectKeywords {
     pub dependent_required: Vec<(Box<str>, Vec<Box<str>>)>,
     pub dependent_schemas: Vec<(Box<str>, NodeId)>,
     pub unevaluated: Option<NodeId>,
+    /// Set once compiled when `additional` is the `false` schema.
+    pub forbid_additional: bool,
 }
 
 impl ObjectKeywords {
     /// The position and subschema of `key` in `properties`, if any.
     pub(crate) fn property_slot(&self, key: &str) -> Option<(usize, NodeId)> {
-        match &self.property_index {
-            Some(index) => {
-                let slot = *index.get(key)?;
-                self.properties.get(slot).map(|(_, id)| (slot, *id))
-            }
-            None => self
-                .properties
-                .iter()
-                .enumerate()
-                .find(|(_, (name, _))| {
-                    // Checking length and first byte first avoids a `memcmp` call per miss.
-                    name.len() == key.len()
-                        && name.as_bytes().first() == key.as_bytes().first()
-                        && &**name == key
-                })
-                .map(|(slot, (_, id))| (slot, *id)),
+        if let Some(index) = &self.property_index {
+            let slot = *index.get(key)?;
+            return self.properties.get(slot).map(|(_, id)| (slot, *id));
         }
+        let head = name_head(key);
+        self.heads
+            .iter()
+            .zip(&self.properties)
+            .enumerate()
+            .find(|(_, ((length, start), (name, _)))| {
+                *start == head
+                    && *length == key.len()
+                    && (key.len() <= HEAD_BYTES || **name == *key)
+            })
+            .map(|(slot, (_, (_, id)))| (slot, *id))
+    }
+
+    /// Like [`property_slot`](Self::property_slot), trying slot `hint` first: objects usually
+    /// list their properties in the schema's order, so the slot after the last match is a good
+    /// guess that spares the scan (or the hash).
+    #[inline]
+    pub(crate) fn property_slot_from(&self, key: &str, hint: usize) -> Option<(usize, NodeId)> {
+        if let (Some((length, start)), Some((name, id))) =
+            (self.heads.get(hint), self.properties.get(hint))
+            && *length == key.len()
+            && *start == name_head(key)
+            && (key.len() <= HEAD_BYTES || **name == *key)
+        {
+            return Some((hint, *id));
+        }
+        self.property_slot(key)
+    }
+
+    /// Fills `heads` from `properties`.
+    pub(crate) fn index_heads(&mut self) {
+        self.heads = self
+            .properties
+            .iter()
+            .map(|(name, _)| (name.len(), name_head(name)))
+            .collect();
     }
 
     /// The `properties` subschema for `key`, if any.
@@ -179,6 +213,32 @@ impl ObjectKeywords {
     /// True when the keywords must see every property of the instance, not just the named ones.
     pub(crate) fn iterates_instance(&self) -> bool {
         self.additional.is_some() || !self.pattern_properties.is_empty()
+    }
+}
+
+/// Names up to this many bytes are told apart by [`name_head`] and their length alone.
+const HEAD_BYTES: usize = 8;
+
+/// Up to [`HEAD_BYTES`] bytes of `text` packed in one integer, such that two names of equal
+/// length no longer than that are equal exactly when their heads are: most comparisons then need
+/// no `memcmp`. Reads a fixed number of (possibly overlapping) bytes per length class, no loop.
+#[inline]
+pub(crate) fn name_head(text: &str) -> u64 {
+    let bytes = text.as_bytes();
+    let length = bytes.len();
+    if let Some(head) = bytes.first_chunk::<8>() {
+        return u64::from_le_bytes(*head);
+    }
+    if let (Some(first), Some(last)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+        // 4 to 7 bytes: the first four and the last four overlap and cover them all.
+        return u64::from(u32::from_le_bytes(*first)) | u64::from(u32::from_le_bytes(*last)) << 32;
+    }
+    match (bytes.first(), bytes.get(length / 2), bytes.last()) {
+        // 1 to 3 bytes: first, middle and last cover them all.
+        (Some(first), Some(middle), Some(last)) => {
+            u64::from(*first) | u64::from(*middle) << 8 | u64::from(*last) << 16
+        }
+        _ => 0,
     }
 }
 

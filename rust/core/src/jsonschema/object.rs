@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::node::{Node, ObjectKeywords};
+use super::node::ObjectKeywords;
 use super::validate::{Ctx, Step, check, fail, fail_at, validate_node};
 use crate::error::{ErrorCode, describe_str};
 use crate::json::{Instance, Kind, Number};
@@ -113,10 +113,9 @@ pub(crate) fn validate<I: Instance>(
         || keywords.required_mask != 0
         || count < keywords.properties.len();
     if walk_instance {
-        let forbid_additional = keywords
-            .additional
-            .is_some_and(|id| matches!(ctx.node(id), Some(Node::Bool(false))));
+        let forbid_additional = keywords.forbid_additional;
         let mut seen = 0u64;
+        let mut next_slot = 0;
         for (key, value) in instance.object_items() {
             let key = key.as_ref();
             if let Some(names) = keywords.property_names {
@@ -133,8 +132,9 @@ pub(crate) fn validate<I: Instance>(
                 }
             }
             let mut matched = false;
-            if let Some((slot, id)) = keywords.property_slot(key) {
+            if let Some((slot, id)) = keywords.property_slot_from(key, next_slot) {
                 matched = true;
+                next_slot = slot + 1;
                 if slot < 64 {
                     seen |= 1 << slot;
                 }

@@ -108,8 +108,31 @@ impl<'a> Ctx<'a> {
     }
 
     /// Validates `instance`, a child of the current value at `step`, against node `id`.
-    #[inline]
+    #[allow(clippy::inline_always)] // Measured: the fast paths below are worth a call per child.
+    #[inline(always)]
     pub(crate) fn child<I: Instance>(&mut self, step: Step<'_>, id: NodeId, instance: &I) -> bool {
+        // A child whose schema checks only `type`, and that type matches, needs no descent: the
+        // depth and call budgets are checked as the descent would. Inlined into the callers'
+        // loops, this spares such children a call.
+        if let Some(Node::Schema(schema)) = self.node(id)
+            && self.depth < self.max_depth
+            && self.calls < MAX_CALLS
+        {
+            if schema.types_only && types_accept(schema.types, instance.kind()) {
+                return true;
+            }
+            // In fast mode a schema that never descends needs none of the descent's bookkeeping
+            // (error paths, depth, dynamic scope) either.
+            if schema.leaf && !self.collect {
+                return validate_schema(self, schema, instance);
+            }
+        }
+        self.descend(step, id, instance)
+    }
+
+    /// [`child`](Self::child) by descent.
+    #[inline(never)]
+    fn descend<I: Instance>(&mut self, step: Step<'_>, id: NodeId, instance: &I) -> bool {
         let errors = self.errors.len();
         let coercions = self.coercions.len();
         self.depth += 1;
@@ -189,6 +212,8 @@ macro_rules! fail_at {
 pub(crate) use fail_at;
 
 /// Validates `instance` against node `id` in place (same path).
+#[allow(clippy::inline_always)] // Measured: folding it into its callers saves a call per node.
+#[inline(always)]
 pub(crate) fn validate_node<I: Instance>(ctx: &mut Ctx<'_>, id: NodeId, instance: &I) -> bool {
     let schema = match ctx.node(id) {
         Some(Node::Schema(schema)) => schema,
@@ -320,6 +345,13 @@ fn validate_values<I: Instance>(
                 .as_str()
                 .is_some_and(|text| strings.contains(&*text)),
             (Some(_), _) => false,
+            // A string equals only a string: read the text once rather than per choice.
+            (None, Kind::String) => instance.as_str().is_some_and(|text| {
+                enumeration
+                    .values
+                    .iter()
+                    .any(|value| value.as_str() == Some(&*text))
+            }),
             (None, _) => enumeration
                 .values
                 .iter()
@@ -354,6 +386,9 @@ fn validate_schema<'a, I: Instance>(ctx: &mut Ctx<'a>, schema: &'a Schema, insta
     let mut valid = true;
     if schema.types != 0 && !types_accept(schema.types, kind) {
         return wrong_type(ctx, schema, instance, kind);
+    }
+    if schema.types_only {
+        return true;
     }
     if schema.enumeration.is_some() || schema.constant.is_some() {
         check!(ctx, valid, validate_values(ctx, schema, instance, kind));
