@@ -175,16 +175,17 @@ def _function_ir(
     fast: bool,
 ) -> tuple[bytes, Objects]:
     name, hints_target, doc_target = _function_parts(fn)
-    parameters = _parameters(fn, name)
+    parameters, bound_by_code = _parameters(fn, name)
     hints = _function_hints(hints_target, name) if fast else None
     if hints is None:
         hints = _hints(hints_target, name)
     builder = _Builder(function=name, fast=fast)
     fields: list[FieldIR] = []
     empty = inspect.Parameter.empty
-    # Leading fields that a call may pass by position: none may be left out before them.
+    # Leading fields that a call may pass by position: none may be left out before them, and
+    # the parameters must be the ones the call binds.
     positional = 0
-    leading = True
+    leading = bound_by_code
     for index, (pname, kind, default) in enumerate(parameters):
         annotation = hints.get(pname, empty)
         if index == 0 and annotation is empty and pname in ("self", "cls"):
@@ -304,12 +305,14 @@ class _Unresolved(Exception):
     """The fast path met a forward reference it does not resolve itself."""
 
 
-def _parameters(fn: Callable[..., object], name: str) -> list[_Parameter]:
-    """``(name, kind, default)`` of each parameter, in signature order.
+def _parameters(fn: Callable[..., object], name: str) -> tuple[list[_Parameter], bool]:
+    """Each parameter's ``(name, kind, default)``, and whether a call binds exactly these.
 
-    Plain functions and methods are read from their code object: `inspect.signature` costs more
-    than everything else here together. Anything else (wrapped, partial, callable objects,
-    builtins) goes through `inspect.signature`.
+    The parameters come in signature order. Plain functions and methods are read from their code
+    object: `inspect.signature` costs more than everything else here together. Anything else
+    (wrapped, partial, callable objects, builtins) goes through `inspect.signature`, whose answer
+    may be declared rather than bound (a ``__signature__``, a wrapper taking ``**kwargs``): such
+    calls pass arguments by name.
     """
     func: object = fn
     bound = False
@@ -323,12 +326,12 @@ def _parameters(fn: Callable[..., object], name: str) -> list[_Parameter]:
         code = func.__code__
         positional = code.co_argcount
         if not (bound and positional == 0):
-            return _code_parameters(func, code, positional, skip_first=bound)
+            return _code_parameters(func, code, positional, skip_first=bound), True
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
         raise SchemaError(f"cannot read the signature of {name}: {exc}") from exc
-    return [(p.name, p.kind, p.default) for p in signature.parameters.values()]
+    return [(p.name, p.kind, p.default) for p in signature.parameters.values()], False
 
 
 def _code_parameters(

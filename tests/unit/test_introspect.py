@@ -4,6 +4,7 @@ import datetime as dt
 import decimal
 import enum
 import functools
+import inspect
 import pathlib
 import socket
 import timeit
@@ -29,6 +30,7 @@ import pydantic
 import pytest
 from typing_extensions import Doc, ReadOnly, TypeAliasType
 
+import ferrotool
 from ferrotool._errors import SchemaError
 from ferrotool._introspect import docstring_summary, function_ir, type_ir
 from ferrotool._params import Param
@@ -348,6 +350,18 @@ def test_positional_counts_leading_positional_or_keyword_parameters() -> None:
     never = lambda name, annotation: name == "ctx"  # noqa: E731
     assert _positional(skipped_first, skip=never) == 0
     assert _positional(skipped_middle, skip=never) == 1
+
+
+def test_a_declared_signature_is_called_by_name() -> None:
+    def record(**kwargs: object) -> object:
+        return get_weather(**kwargs)  # type: ignore[arg-type]
+
+    record.__signature__ = inspect.signature(get_weather)  # type: ignore[attr-defined]
+    record.__annotations__ = get_weather.__annotations__
+    assert _positional(record) == 0
+    assert _positional(functools.wraps(get_weather)(record)) == 0
+    schema = ferrotool.function_schema(record)
+    assert schema.call_json('{"city": "Oslo", "days": 2}') == "Oslo"
 
 
 def test_field_meta_and_descriptions() -> None:
