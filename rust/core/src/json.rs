@@ -51,6 +51,21 @@ pub fn is_integral(value: f64) -> bool {
     integral
 }
 
+impl Kind {
+    /// The kind of a float value: `Integer` when integral (JSON Schema counts `1.0` as an
+    /// integer), `Number` otherwise, `Other` when not finite (no JSON number).
+    #[inline]
+    pub fn of_float(value: f64) -> Self {
+        if !value.is_finite() {
+            Self::Other
+        } else if is_integral(value) {
+            Self::Integer
+        } else {
+            Self::Number
+        }
+    }
+}
+
 /// A JSON number, kept exact where the input was an integer.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Number {

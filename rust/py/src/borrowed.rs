@@ -17,7 +17,7 @@ use std::ffi::c_int;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
-use ferrotool_core::json::{Instance, Kind, Number, is_integral};
+use ferrotool_core::json::{Instance, Kind, Number};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -440,16 +440,7 @@ impl<'a> Instance for PyValue<'a> {
             Shape::List | Shape::Tuple => Kind::Array,
             Shape::Bool => Kind::Bool,
             Shape::None => Kind::Null,
-            Shape::Float => {
-                let number = self.float();
-                if !number.is_finite() {
-                    Kind::Other
-                } else if is_integral(number) {
-                    Kind::Integer
-                } else {
-                    Kind::Number
-                }
-            }
+            Shape::Float => Kind::of_float(self.float()),
             Shape::Other => Kind::Other,
         }
     }

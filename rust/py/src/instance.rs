@@ -1,7 +1,7 @@
 //! Python objects read as JSON in place, for the JSON Schema validator.
 use std::borrow::Cow;
 
-use ferrotool_core::json::{Instance, Kind, Number, is_integral};
+use ferrotool_core::json::{Instance, Kind, Number};
 use pyo3::prelude::*;
 use pyo3::types::dict::BoundDictIterator;
 use pyo3::types::list::BoundListIterator;
@@ -85,14 +85,7 @@ impl<'py> Instance for PyInstance<'py> {
         } else if value.is_instance_of::<PyInt>() {
             Kind::Integer
         } else if let Ok(number) = value.cast::<PyFloat>() {
-            let number = number.value();
-            if !number.is_finite() {
-                Kind::Other
-            } else if is_integral(number) {
-                Kind::Integer
-            } else {
-                Kind::Number
-            }
+            Kind::of_float(number.value())
         } else if value.is_none() {
             Kind::Null
         } else if value.is_instance_of::<PyDict>() {
