@@ -315,3 +315,11 @@ def test_run_refuses_an_async_tool(toolkit: Toolkit) -> None:
     assert plan is not None
     with pytest.raises(TypeError, match="sync tools"):
         plan.run(ToolUseBlock("c1", "slow", '{"word": "hi"}'))
+
+
+async def test_a_call_cannot_be_awaited_twice_at_once(toolkit: Toolkit) -> None:
+    pending = toolkit.call_tool(ToolUseBlock("c1", "slow", '{"word": "hi"}'))
+    assert pending.send(None) == "suspended"
+    with pytest.raises(RuntimeError, match="being awaited already"):
+        await pending
+    pending.close()

@@ -700,11 +700,19 @@ unsafe extern "C" fn pending_close(
 }
 
 unsafe extern "C" fn pending_await(slf: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: `__await__` returns the object itself, a new reference.
+    // SAFETY: called by the interpreter with the GIL held, on a `PendingCall`; `__await__`
+    // returns the object itself, a new reference.
     unsafe {
-        ffi::Py_INCREF(slf);
+        slot(ptr::null_mut(), |_| {
+            if matches!(Pending(slf.cast()).phase(), Phase::Driving | Phase::Running) {
+                return Err(PyRuntimeError::new_err(
+                    "the tool call is being awaited already",
+                ));
+            }
+            ffi::Py_INCREF(slf);
+            Ok(slf)
+        })
     }
-    slf
 }
 
 unsafe extern "C" fn pending_traverse(
