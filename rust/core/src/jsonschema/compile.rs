@@ -852,6 +852,14 @@ fn mark_shortcuts(nodes: &mut [Node]) {
                     .additional
                     .is_some_and(|id| false_nodes.get(id as usize).copied().unwrap_or(false));
             }
+            schema.plain_object = schema.types == types::OBJECT
+                && schema.enumeration.is_none()
+                && schema.constant.is_none()
+                && schema.apply.is_none()
+                && schema
+                    .object
+                    .as_ref()
+                    .is_some_and(|object| object.is_plain());
         }
     }
 }

@@ -65,6 +65,10 @@ pub(crate) struct Schema {
     /// Set once compiled when the schema has no subschemas to apply (no array, object or
     /// in-place applicator keywords), so checking it never descends.
     pub leaf: bool,
+    /// Set once compiled when the schema is `type: object` with nothing but plain object
+    /// keywords (see [`ObjectKeywords::is_plain`]), so a fast check can match each property to
+    /// its subschema in one pass over the object.
+    pub plain_object: bool,
 }
 
 /// `enum`, with a hash set when there are many string choices.
@@ -208,6 +212,23 @@ impl ObjectKeywords {
             .chain(self.property_names.iter_mut())
             .chain(self.dependent_schemas.iter_mut().map(|(_, id)| id))
             .chain(self.unevaluated.iter_mut())
+    }
+
+    /// True when the keywords are only `properties` (at most 64), `required` (naming some of
+    /// them) and `additionalProperties: false` (or nothing): one pass over the object, matching
+    /// each key to its property, then checks them all.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.properties.len() <= 64
+            && self.property_index.is_none()
+            && self.required_outside.is_empty()
+            && self.pattern_properties.is_empty()
+            && (self.additional.is_none() || self.forbid_additional)
+            && self.property_names.is_none()
+            && self.min_properties.is_none()
+            && self.max_properties.is_none()
+            && self.dependent_required.is_empty()
+            && self.dependent_schemas.is_empty()
+            && self.unevaluated.is_none()
     }
 
     /// True when the keywords must see every property of the instance, not just the named ones.

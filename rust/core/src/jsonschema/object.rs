@@ -193,6 +193,39 @@ pub(crate) fn validate<I: Instance>(
     valid
 }
 
+/// Fast-mode check of `instance` against a `type: object` schema whose keywords are plain
+/// ([`ObjectKeywords::is_plain`]): one pass over the object matches each key to its property,
+/// checks the value, and notes the required properties seen, with no separate lookups.
+pub(crate) fn validate_plain<I: Instance>(
+    ctx: &mut Ctx<'_>,
+    keywords: &ObjectKeywords,
+    instance: &I,
+) -> bool {
+    if instance.kind() != Kind::Object {
+        // `type: object` admits nothing else, and no other type is read as an object.
+        return false;
+    }
+    let mut seen = 0u64;
+    let mut next_slot = 0;
+    for (key, value) in instance.object_items() {
+        let key = key.as_ref();
+        match keywords.property_slot_from(key, next_slot) {
+            Some((slot, id)) => {
+                next_slot = slot + 1;
+                if slot < 64 {
+                    seen |= 1 << slot;
+                }
+                if !ctx.child(Step::Key(key), id, &value) {
+                    return false;
+                }
+            }
+            None if keywords.forbid_additional => return false,
+            None => {}
+        }
+    }
+    keywords.required_mask & !seen == 0
+}
+
 /// A property name seen as a JSON string, for `propertyNames`, without copying it.
 #[derive(Clone, Copy)]
 pub(crate) struct NameInstance<'k>(pub &'k str);

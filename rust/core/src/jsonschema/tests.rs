@@ -222,6 +222,65 @@ fn deep_nesting_is_an_error_not_a_crash() {
     std::mem::forget(deep_pair);
 }
 
+fn nested_objects(depth: usize) -> Value {
+    let mut value = json!({});
+    for _ in 0..depth {
+        value = json!({ "a": value });
+    }
+    value
+}
+
+#[test]
+fn plain_object_schemas_agree_in_both_modes() {
+    let closed = json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string", "minLength": 2}},
+        "required": ["a"],
+        "additionalProperties": false
+    });
+    let open = json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+        "required": ["b"]
+    });
+    let instances = [
+        json!({"a": 1, "b": "xy"}),
+        json!({"b": "xy", "a": 1}),
+        json!({"a": 1}),
+        json!({"b": "xy"}),
+        json!({"a": 1, "b": "x"}),
+        json!({"a": "1"}),
+        json!({"a": 1, "c": null}),
+        json!({}),
+        json!([1]),
+        json!("a"),
+        json!(null),
+    ];
+    for schema in [closed, open] {
+        let validator = validator(&schema);
+        for instance in &instances {
+            assert_eq!(
+                validator.is_valid(&instance),
+                validator.validate(&instance).is_ok(),
+                "{schema} {instance}"
+            );
+        }
+    }
+    assert!(!self::validator(&json!({"type": "object", "required": ["a"]})).is_valid(&&json!({})));
+
+    let recursive = self::validator(&json!({
+        "type": "object",
+        "properties": {"a": {"$ref": "#"}},
+        "additionalProperties": false
+    }));
+    assert!(recursive.is_valid(&&nested_objects(100)));
+    let deep = nested_objects(200);
+    assert!(!recursive.is_valid(&&deep));
+    let got = recursive.validate(&&deep).unwrap_err();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].code, ErrorCode::NestingTooDeep);
+}
+
 #[test]
 fn self_reference_without_progress_is_a_schema_error() {
     for (schema, pointer) in [

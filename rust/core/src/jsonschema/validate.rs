@@ -126,6 +126,20 @@ impl<'a> Ctx<'a> {
             if schema.leaf && !self.collect {
                 return validate_schema(self, schema, instance);
             }
+            // Nor does a plain object schema, checked in one pass; it counts as a descent and a
+            // schema evaluation for the budgets its own children see.
+            if schema.plain_object
+                && !self.collect
+                && !self.track_scope
+                && let Some(keywords) = &schema.object
+            {
+                self.depth += 1;
+                self.calls += 1;
+                let valid = object::validate_plain(self, keywords, instance);
+                self.calls -= 1;
+                self.depth -= 1;
+                return valid;
+            }
         }
         self.descend(step, id, instance)
     }
