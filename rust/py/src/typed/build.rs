@@ -35,6 +35,9 @@ pub(crate) struct Context<'py> {
     lenient: bool,
 }
 
+/// The field-value slots reserved up front: enough for a few nested records of common width.
+const VALUE_SLOTS: usize = 16;
+
 type Built<'py> = Result<Option<Bound<'py, PyAny>>, Fatal>;
 /// An array's values and item count, or `None` when the value was not an array.
 type Items<'py> = Result<Option<(Vec<Bound<'py, PyAny>>, usize)>, Fatal>;
@@ -43,7 +46,7 @@ impl<'py> Context<'py> {
     pub(crate) fn new(max_errors: usize, max_depth: u16, lenient: bool) -> Self {
         Self {
             errors: Vec::new(),
-            values: Vec::new(),
+            values: Vec::with_capacity(VALUE_SLOTS),
             call_args: None,
             max_errors: max_errors.max(1),
             max_depth,
