@@ -29,6 +29,8 @@ pub(crate) struct Context<'py> {
     /// Set for a run that reads a function's arguments to call it: the root record is built
     /// as `(args, kwargs)`, its first this-many present fields passed by position.
     pub(crate) call_args: Option<usize>,
+    /// The arguments read for that call, once the root record is built.
+    pub(crate) arguments: Option<Arguments<'py>>,
     max_errors: usize,
     max_depth: u16,
     depth: u16,
@@ -37,6 +39,9 @@ pub(crate) struct Context<'py> {
 
 /// The field-value slots reserved up front: enough for a few nested records of common width.
 const VALUE_SLOTS: usize = 16;
+
+/// A call's arguments: the positional ones, and the keyword ones (`None` when there are none).
+pub(crate) type Arguments<'py> = (Bound<'py, PyTuple>, Option<Bound<'py, PyDict>>);
 
 type Built<'py> = Result<Option<Bound<'py, PyAny>>, Fatal>;
 /// An array's values and item count, or `None` when the value was not an array.
@@ -48,6 +53,7 @@ impl<'py> Context<'py> {
             errors: Vec::new(),
             values: Vec::with_capacity(VALUE_SLOTS),
             call_args: None,
+            arguments: None,
             max_errors: max_errors.max(1),
             max_depth,
             depth: 0,
@@ -759,7 +765,7 @@ impl Engine {
             },
         )?;
         context.leave();
-        if record.required_count > 0 {
+        if record.required_count > 0 && !seen.has_all(record.required_mask) {
             for (index, field) in record.fields.iter().enumerate() {
                 if field.required && !seen.contains(index) {
                     let expected = describe_str(&field.name).replacen("string", "property", 1);
@@ -771,10 +777,11 @@ impl Engine {
             return Ok(None);
         }
         if let Some(positional) = call_args {
-            let values = &mut context.values[base..];
-            return Ok(Some(
-                Self::call_args(py, record, positional, values)?.into_any(),
-            ));
+            let arguments = Self::call_args(py, record, positional, &mut context.values[base..])?;
+            // The run's value is the positional arguments; the whole call waits in the context.
+            let args = arguments.0.clone().into_any();
+            context.arguments = Some(arguments);
+            return Ok(Some(args));
         }
         let built = match (&record.build, kwargs) {
             (Build::Dict, Some(kwargs)) => return Ok(Some(kwargs.into_any())),
@@ -813,33 +820,38 @@ impl Engine {
     }
 
     /// A function's arguments from its record's field values (taken from `values`): the
-    /// tuple `(args, kwargs)`, with the leading present fields, up to `positional` of them, in
-    /// `args` and the rest by name in `kwargs` (`None` when empty). Calling with positional
-    /// arguments costs Python less than matching keywords to parameters.
+    /// leading present fields, up to `positional` of them, in `args` and the rest by name in
+    /// `kwargs` (`None` when empty). Calling with positional arguments costs Python less than
+    /// matching keywords to parameters.
     fn call_args<'py>(
         py: Python<'py>,
         record: &RecordNode,
         positional: usize,
         values: &mut [Option<Bound<'py, PyAny>>],
-    ) -> PyResult<Bound<'py, PyTuple>> {
-        let mut args = Vec::with_capacity(positional.min(values.len()));
-        let mut rest = values.iter_mut().zip(&record.fields);
-        for (value, _) in rest.by_ref().take(positional) {
-            match value.take() {
-                Some(value) => args.push(value),
-                None => break,
-            }
-        }
+    ) -> PyResult<Arguments<'py>> {
+        let leading = values
+            .iter()
+            .take(positional)
+            .take_while(|value| value.is_some())
+            .count();
+        let (leading_values, rest_values) = values.split_at_mut(leading.min(values.len()));
+        // Every slot taken here holds a value (counted above).
+        let args = PyTuple::new(
+            py,
+            leading_values
+                .iter_mut()
+                .map(|value| value.take().unwrap_or_else(|| py.None().into_bound(py))),
+        )?;
         let mut kwargs: Option<Bound<'py, PyDict>> = None;
-        for (value, field) in rest {
+        let rest_fields = record.fields.iter().skip(leading);
+        for (value, field) in rest_values.iter_mut().zip(rest_fields) {
             if let Some(value) = value.take() {
                 kwargs
                     .get_or_insert_with(|| PyDict::new(py))
                     .set_item(field.key.bind(py), value)?;
             }
         }
-        let kwargs = kwargs.map_or_else(|| py.None().into_bound(py), Bound::into_any);
-        PyTuple::new(py, [PyTuple::new(py, args)?.into_any(), kwargs])
+        Ok((args, kwargs))
     }
 
     /// Builds a plain dataclass from its field values (taken from `values`), as its generated
@@ -952,6 +964,15 @@ impl Seen {
                     *flag = true;
                 }
             }
+        }
+    }
+
+    /// Whether every field of `mask` was seen; always `false` for a wide record (whose fields
+    /// are then checked one by one).
+    fn has_all(&self, mask: u64) -> bool {
+        match self {
+            Self::Bits(bits) => bits & mask == mask,
+            Self::Wide(_) => false,
         }
     }
 
