@@ -25,26 +25,37 @@ pub(crate) struct Context<'py> {
     pub(crate) errors: Vec<LineError>,
     /// The field values of the dataclass records being read, innermost last: a record takes
     /// one slot per field above the slots of the records around it, and frees them when done.
+    /// An array's item values wait here the same way until its container is built.
     values: Vec<Option<Bound<'py, PyAny>>>,
     /// Set for a run that reads a function's arguments to call it: the root record is built
     /// as `(args, kwargs)`, its first this-many present fields passed by position.
     pub(crate) call_args: Option<usize>,
+    /// The arguments read for that call, once the root record is built.
+    pub(crate) arguments: Option<Arguments<'py>>,
     max_errors: usize,
     max_depth: u16,
     depth: u16,
     lenient: bool,
 }
 
+/// The field-value slots reserved up front: enough for a few nested records of common width.
+const VALUE_SLOTS: usize = 16;
+
+/// A call's arguments: the positional ones, and the keyword ones (`None` when there are none).
+pub(crate) type Arguments<'py> = (Bound<'py, PyTuple>, Option<Bound<'py, PyDict>>);
+
 type Built<'py> = Result<Option<Bound<'py, PyAny>>, Fatal>;
-/// An array's values and item count, or `None` when the value was not an array.
-type Items<'py> = Result<Option<(Vec<Bound<'py, PyAny>>, usize)>, Fatal>;
+/// Where an array's values start on [`Context::values`] and its item count, or `None` when
+/// the value was not an array.
+type Items = Result<Option<(usize, usize)>, Fatal>;
 
 impl<'py> Context<'py> {
     pub(crate) fn new(max_errors: usize, max_depth: u16, lenient: bool) -> Self {
         Self {
             errors: Vec::new(),
-            values: Vec::new(),
+            values: Vec::with_capacity(VALUE_SLOTS),
             call_args: None,
+            arguments: None,
             max_errors: max_errors.max(1),
             max_depth,
             depth: 0,
@@ -68,6 +79,18 @@ impl<'py> Context<'py> {
             error.path.reverse();
         }
         errors
+    }
+
+    /// Takes the values left on `values` from `base` up (an array's items, each present).
+    fn items(
+        &mut self,
+        py: Python<'py>,
+        base: usize,
+    ) -> impl ExactSizeIterator<Item = Bound<'py, PyAny>> + '_ {
+        let start = base.min(self.values.len());
+        self.values
+            .drain(start..)
+            .map(move |value| value.unwrap_or_else(|| py.None().into_bound(py)))
     }
 
     /// Records an error here; stops the run once `max_errors` are collected.
@@ -403,13 +426,26 @@ impl Engine {
                 max,
             } => {
                 let mark = context.errors.len();
-                let Some((built, count)) =
+                let Some((base, count)) =
                     Self::array_items(source, context, &mut |source, context, _| {
                         self.value(items, source, context)
                     })?
                 else {
                     return Ok(None);
                 };
+                // The container is built straight from the item values, unless an item failed.
+                let built = if context.errors.len() > mark {
+                    None
+                } else {
+                    let built = context.items(py, base);
+                    Some(match container {
+                        Container::List => PyList::new(py, built).map(Bound::into_any),
+                        Container::Tuple => PyTuple::new(py, built).map(Bound::into_any),
+                        Container::Set => PySet::new(py, built).map(Bound::into_any),
+                        Container::Frozenset => PyFrozenSet::new(py, built).map(Bound::into_any),
+                    })
+                };
+                context.values.truncate(base);
                 Self::check_size(
                     context,
                     count,
@@ -419,14 +455,9 @@ impl Engine {
                     ErrorCode::ArrayTooLong,
                     "items",
                 )?;
-                if context.errors.len() > mark {
-                    return Ok(None);
-                }
-                let value = match container {
-                    Container::List => PyList::new(py, built)?.into_any(),
-                    Container::Tuple => PyTuple::new(py, built)?.into_any(),
-                    Container::Set => PySet::new(py, built)?.into_any(),
-                    Container::Frozenset => PyFrozenSet::new(py, built)?.into_any(),
+                let value = match built {
+                    Some(value) if context.errors.len() == mark => value?,
+                    _ => return Ok(None),
                 };
                 if container.unique() && value.len()? != count {
                     return context.error(
@@ -439,7 +470,7 @@ impl Engine {
             }
             Node::Tuple { items } => {
                 let mark = context.errors.len();
-                let Some((built, count)) =
+                let Some((base, count)) =
                     Self::array_items(source, context, &mut |source, context, index| {
                         if let Some(node) = items.get(index) {
                             return self.value(node, source, context);
@@ -451,6 +482,12 @@ impl Engine {
                 else {
                     return Ok(None);
                 };
+                let built = if context.errors.len() > mark {
+                    None
+                } else {
+                    Some(PyTuple::new(py, context.items(py, base)))
+                };
+                context.values.truncate(base);
                 if count < items.len() {
                     context.error(
                         ErrorCode::ArrayTooShort,
@@ -458,10 +495,10 @@ impl Engine {
                         format!("{count} items"),
                     )?;
                 }
-                if context.errors.len() > mark {
-                    return Ok(None);
+                match built {
+                    Some(value) if context.errors.len() == mark => Ok(Some(value?.into_any())),
+                    _ => Ok(None),
                 }
-                Ok(Some(PyTuple::new(py, built)?.into_any()))
             }
             Node::Dict { values, min, max } => {
                 let head = source.head()?;
@@ -536,13 +573,15 @@ impl Engine {
         }
     }
 
-    /// Reads an array, each item with `item` (given its index, its path pushed): the values
-    /// built and the item count, or `None` when the value is not an array (recorded).
+    /// Reads an array, each item with `item` (given its index, its path pushed), or returns
+    /// `None` when the value is not an array (recorded). The values built are left on
+    /// `context.values` from the position returned up, for the caller to take (see
+    /// [`Context::items`]) and free; the item count comes with it.
     fn array_items<'v, 'py, S: Source<'py>>(
         source: &mut S,
         context: &mut Context<'py>,
         item: &mut dyn FnMut(&mut S, &mut Context<'py>, usize) -> Built<'py>,
-    ) -> Items<'py> {
+    ) -> Items {
         let head = source.head()?;
         if !matches!(head, Head::Array) {
             let (found, is_object) = (describe(&head), is_container(&head));
@@ -557,20 +596,24 @@ impl Engine {
             return Ok(None);
         }
         context.enter()?;
-        let mut built = Vec::new();
+        let base = context.values.len();
         let mut count = 0usize;
-        source.items(&mut |source, index| {
+        let read = source.items(&mut |source, index| {
             count += 1;
             let before = context.errors.len();
             let value = item(source, context, index);
             context.under(before, || PathItem::Index(index));
             if let Some(value) = value? {
-                built.push(value);
+                context.values.push(Some(value));
             }
             Ok(())
-        })?;
+        });
+        if let Err(fatal) = read {
+            context.values.truncate(base);
+            return Err(fatal);
+        }
         context.leave();
-        Ok(Some((built, count)))
+        Ok(Some((base, count)))
     }
 
     fn check_size(
@@ -756,7 +799,7 @@ impl Engine {
             },
         )?;
         context.leave();
-        if record.required_count > 0 {
+        if record.required_count > 0 && !seen.has_all(record.required_mask) {
             for (index, field) in record.fields.iter().enumerate() {
                 if field.required && !seen.contains(index) {
                     let expected = describe_str(&field.name).replacen("string", "property", 1);
@@ -768,10 +811,11 @@ impl Engine {
             return Ok(None);
         }
         if let Some(positional) = call_args {
-            let values = &mut context.values[base..];
-            return Ok(Some(
-                Self::call_args(py, record, positional, values)?.into_any(),
-            ));
+            let arguments = Self::call_args(py, record, positional, &mut context.values[base..])?;
+            // The run's value is the positional arguments; the whole call waits in the context.
+            let args = arguments.0.clone().into_any();
+            context.arguments = Some(arguments);
+            return Ok(Some(args));
         }
         let built = match (&record.build, kwargs) {
             (Build::Dict, Some(kwargs)) => return Ok(Some(kwargs.into_any())),
@@ -810,33 +854,38 @@ impl Engine {
     }
 
     /// A function's arguments from its record's field values (taken from `values`): the
-    /// tuple `(args, kwargs)`, with the leading present fields, up to `positional` of them, in
-    /// `args` and the rest by name in `kwargs` (`None` when empty). Calling with positional
-    /// arguments costs Python less than matching keywords to parameters.
+    /// leading present fields, up to `positional` of them, in `args` and the rest by name in
+    /// `kwargs` (`None` when empty). Calling with positional arguments costs Python less than
+    /// matching keywords to parameters.
     fn call_args<'py>(
         py: Python<'py>,
         record: &RecordNode,
         positional: usize,
         values: &mut [Option<Bound<'py, PyAny>>],
-    ) -> PyResult<Bound<'py, PyTuple>> {
-        let mut args = Vec::with_capacity(positional.min(values.len()));
-        let mut rest = values.iter_mut().zip(&record.fields);
-        for (value, _) in rest.by_ref().take(positional) {
-            match value.take() {
-                Some(value) => args.push(value),
-                None => break,
-            }
-        }
+    ) -> PyResult<Arguments<'py>> {
+        let leading = values
+            .iter()
+            .take(positional)
+            .take_while(|value| value.is_some())
+            .count();
+        let (leading_values, rest_values) = values.split_at_mut(leading.min(values.len()));
+        // Every slot taken here holds a value (counted above).
+        let args = PyTuple::new(
+            py,
+            leading_values
+                .iter_mut()
+                .map(|value| value.take().unwrap_or_else(|| py.None().into_bound(py))),
+        )?;
         let mut kwargs: Option<Bound<'py, PyDict>> = None;
-        for (value, field) in rest {
+        let rest_fields = record.fields.iter().skip(leading);
+        for (value, field) in rest_values.iter_mut().zip(rest_fields) {
             if let Some(value) = value.take() {
                 kwargs
                     .get_or_insert_with(|| PyDict::new(py))
                     .set_item(field.key.bind(py), value)?;
             }
         }
-        let kwargs = kwargs.map_or_else(|| py.None().into_bound(py), Bound::into_any);
-        PyTuple::new(py, [PyTuple::new(py, args)?.into_any(), kwargs])
+        Ok((args, kwargs))
     }
 
     /// Builds a plain dataclass from its field values (taken from `values`), as its generated
@@ -949,6 +998,15 @@ impl Seen {
                     *flag = true;
                 }
             }
+        }
+    }
+
+    /// Whether every field of `mask` was seen; always `false` for a wide record (whose fields
+    /// are then checked one by one).
+    fn has_all(&self, mask: u64) -> bool {
+        match self {
+            Self::Bits(bits) => bits & mask == mask,
+            Self::Wide(_) => false,
         }
     }
 

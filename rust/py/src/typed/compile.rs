@@ -207,6 +207,8 @@ pub(crate) struct RecordNode {
     pub(crate) build: Build,
     pub(crate) closed: bool,
     pub(crate) required_count: usize,
+    /// The required fields as bits (by index), for records of at most 64 fields.
+    pub(crate) required_mask: u64,
     /// `only the properties a, b, c`, for unexpected-property errors.
     pub(crate) allowed: String,
 }
@@ -313,6 +315,12 @@ impl<'py> Compiler<'_, 'py> {
                 .collect()
         });
         let required_count = fields.iter().filter(|field| field.required).count();
+        let required_mask = fields
+            .iter()
+            .take(64)
+            .enumerate()
+            .filter(|(_, field)| field.required)
+            .fold(0u64, |mask, (index, _)| mask | 1u64 << index);
         let allowed = if fields.is_empty() {
             "no other properties".to_owned()
         } else {
@@ -336,6 +344,7 @@ impl<'py> Compiler<'_, 'py> {
             build,
             closed: record.closed,
             required_count,
+            required_mask,
         })
     }
 

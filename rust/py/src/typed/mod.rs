@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 
 use crate::errors::validation_error;
-use build::{Context, Engine};
+use build::{Arguments, Context, Engine};
 use source::{Fatal, Stream, Tree};
 
 pub(crate) use convert::value_to_python;
@@ -134,7 +134,7 @@ impl TypedValidator {
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
     ) -> Result<Bound<'py, PyAny>, Invalid> {
-        self.read_raw(py, data, None)
+        self.read_raw(py, data, None).map(|(value, _)| value)
     }
 
     /// A function's raw JSON arguments, validated, as the arguments of a call: `(args, kwargs)`
@@ -144,23 +144,20 @@ impl TypedValidator {
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
     ) -> Result<(Bound<'py, PyTuple>, Option<Bound<'py, PyDict>>), Invalid> {
-        let built = self.read_raw(py, data, Some(self.positional))?;
-        let unexpected =
-            || Invalid::Python(PyTypeError::new_err("this validator is not a function's"));
-        let pair = built.cast_into::<PyTuple>().map_err(|_| unexpected())?;
-        let (Ok(args), Ok(kwargs)) = (pair.get_item(0), pair.get_item(1)) else {
-            return Err(unexpected());
-        };
-        let args = args.cast_into::<PyTuple>().map_err(|_| unexpected())?;
-        Ok((args, kwargs.cast_into::<PyDict>().ok()))
+        let (_, arguments) = self.read_raw(py, data, Some(self.positional))?;
+        arguments.ok_or_else(|| {
+            Invalid::Python(PyTypeError::new_err("this validator is not a function's"))
+        })
     }
 
+    /// Reads raw JSON into the typed value; with `call_args`, as a function's arguments (see
+    /// [`Context::call_args`]), then also returned as the call's [`Arguments`].
     fn read_raw<'py>(
         &self,
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
         call_args: Option<usize>,
-    ) -> Result<Bound<'py, PyAny>, Invalid> {
+    ) -> Result<(Bound<'py, PyAny>, Option<Arguments<'py>>), Invalid> {
         let raw = input_bytes(data).map_err(Invalid::Python)?;
         if raw.len() > self.limits.max_bytes {
             return Err(Invalid::Lines(vec![too_large(raw.len(), &self.limits)]));
@@ -183,7 +180,7 @@ impl TypedValidator {
             )]));
         }
         match built {
-            Ok(Some(value)) if context.errors.is_empty() => Ok(value),
+            Ok(Some(value)) if context.errors.is_empty() => Ok((value, context.arguments)),
             Ok(_) | Err(Fatal::Stop) => Err(Invalid::Lines(context.into_errors())),
             Err(Fatal::Python(error)) => Err(Invalid::Python(error)),
             Err(Fatal::Json(_)) => Err(Invalid::Python(PyValueError::new_err(

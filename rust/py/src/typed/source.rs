@@ -51,14 +51,14 @@ pub(crate) enum Head<'s> {
     Null,
     Bool(bool),
     Int(i64),
-    /// An integer beyond `i64`, as decimal digits.
-    BigInt(String),
+    /// An integer beyond `i64`, as decimal digits (boxed: kept small, `Head` is returned often).
+    BigInt(Box<str>),
     Float(f64),
     Str(Cow<'s, str>),
     Array,
     Object,
     /// A Python value with no JSON meaning; carries its type name.
-    Other(String),
+    Other(Box<str>),
 }
 
 /// A value captured for replay (to try several union variants).
@@ -147,7 +147,7 @@ fn peek_shape(peek: Peek) -> Shape {
 fn number_head(number: NumberAny) -> Head<'static> {
     match number {
         NumberAny::Int(NumberInt::Int(value)) => Head::Int(value),
-        NumberAny::Int(NumberInt::BigInt(value)) => Head::BigInt(value.to_string()),
+        NumberAny::Int(NumberInt::BigInt(value)) => Head::BigInt(value.to_string().into()),
         NumberAny::Float(value) => Head::Float(value),
     }
 }
@@ -270,7 +270,7 @@ fn python_head<'s>(value: &'s Bound<'_, PyAny>) -> Result<Head<'s>, Fatal> {
     if value.is_instance_of::<PyInt>() {
         return Ok(match value.extract::<i64>() {
             Ok(number) => Head::Int(number),
-            Err(_) => Head::BigInt(value.str()?.to_cow()?.into_owned()),
+            Err(_) => Head::BigInt(value.str()?.to_cow()?.into()),
         });
     }
     if let Ok(number) = value.cast::<PyFloat>() {
@@ -285,7 +285,7 @@ fn python_head<'s>(value: &'s Bound<'_, PyAny>) -> Result<Head<'s>, Fatal> {
     if value.is_instance_of::<PyDict>() {
         return Ok(Head::Object);
     }
-    Ok(Head::Other(value.get_type().name()?.to_cow()?.into_owned()))
+    Ok(Head::Other(value.get_type().name()?.to_cow()?.into()))
 }
 
 /// Fails with `Fatal::Stop` when lists, tuples and dicts nest deeper than `max_depth` (walked
@@ -353,7 +353,7 @@ impl<'py> Source<'py> for Tree<'_, 'py> {
                 JsonValue::Null => Head::Null,
                 JsonValue::Bool(flag) => Head::Bool(*flag),
                 JsonValue::Int(number) => Head::Int(*number),
-                JsonValue::BigInt(number) => Head::BigInt(number.to_string()),
+                JsonValue::BigInt(number) => Head::BigInt(number.to_string().into()),
                 JsonValue::Float(number) => Head::Float(*number),
                 JsonValue::Str(text) => Head::Str(Cow::Borrowed(text)),
                 JsonValue::Array(_) => Head::Array,
