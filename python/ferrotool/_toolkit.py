@@ -798,18 +798,13 @@ class _ToolSet:
                 return arguments
         if entry.spec.external:
             return ToolResultBlock.suspended(call)
-        plain = entry.plain
+        # A plain sync tool took the Rust plan above: this one has presets or injections.
+        sinks = self._progress if on_progress is None else (*self._progress, on_progress)
+        context = context or EMPTY_CONTEXT
         try:
-            if plain is not None:
-                value = plain(**arguments)
-            else:
-                sinks = self._progress if on_progress is None else (*self._progress, on_progress)
-                context = context or EMPTY_CONTEXT
-                value = _prepare(entry, function, call, arguments, context, agent, sinks)()
+            value = _prepare(entry, function, call, arguments, context, agent, sinks)()
         except Exception as exc:
             return _raised(call, exc)
-        if type(value) is str:
-            return _result(call, value, _SUCCESS, _EMPTY)
         try:
             return _convert(entry, call, value)
         except Exception as exc:
@@ -856,7 +851,7 @@ async def _run_plain(
     entry: _Entry,
     call: ToolUseBlock,
     arguments: dict[str, object],
-    limiter: anyio.CapacityLimiter | None,
+    limiter: anyio.CapacityLimiter,
 ) -> ToolResultBlock:
     """Call a plain tool with its validated arguments (awaited, inline or on a worker thread)."""
     plain = cast("Callable[..., Any]", entry.plain)

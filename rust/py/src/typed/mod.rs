@@ -103,18 +103,18 @@ pub(crate) fn too_large(size: usize, limits: &Limits) -> LineError {
 }
 
 impl TypedValidator {
+    /// The outcome of a run: the value (and a call's arguments), or why there is none.
     fn finish<'py>(
-        py: Python<'py>,
         built: Result<Option<Bound<'py, PyAny>>, Fatal>,
-        errors: Vec<LineError>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+        context: Context<'py>,
+    ) -> Result<(Bound<'py, PyAny>, Option<Arguments<'py>>), Invalid> {
         match built {
-            Ok(Some(value)) if errors.is_empty() => Ok(value),
-            Ok(_) | Err(Fatal::Stop) => Err(validation_error(py, errors)),
-            Err(Fatal::Python(error)) => Err(error),
-            Err(Fatal::Json(_)) => Err(PyValueError::new_err(
+            Ok(Some(value)) if context.errors.is_empty() => Ok((value, context.arguments)),
+            Ok(_) | Err(Fatal::Stop) => Err(Invalid::Lines(context.into_errors())),
+            Err(Fatal::Python(error)) => Err(Invalid::Python(error)),
+            Err(Fatal::Json(_)) => Err(Invalid::Python(PyValueError::new_err(
                 "unexpected JSON error while reading a parsed value",
-            )),
+            ))),
         }
     }
 
@@ -179,14 +179,7 @@ impl TypedValidator {
                 &error.error_type,
             )]));
         }
-        match built {
-            Ok(Some(value)) if context.errors.is_empty() => Ok((value, context.arguments)),
-            Ok(_) | Err(Fatal::Stop) => Err(Invalid::Lines(context.into_errors())),
-            Err(Fatal::Python(error)) => Err(Invalid::Python(error)),
-            Err(Fatal::Json(_)) => Err(Invalid::Python(PyValueError::new_err(
-                "unexpected JSON error while reading a parsed value",
-            ))),
-        }
+        Self::finish(built, context)
     }
 }
 
@@ -274,7 +267,9 @@ impl TypedValidator {
         let mut tree = Tree::python(data.clone());
         let mut context = Context::new(self.limits.max_errors, self.limits.max_depth, self.lenient);
         let built = self.engine.run(&mut tree, &mut context);
-        Self::finish(py, built, context.into_errors())
+        Self::finish(built, context)
+            .map(|(value, _)| value)
+            .map_err(|invalid| invalid.into_error(py))
     }
 
     /// Validates raw JSON arguments and calls the function with them.
