@@ -1,15 +1,20 @@
 """The Rust extension: schema derivation and compiled validators."""
 
-from collections.abc import Callable, Generator, Mapping
-from typing import final
+from collections.abc import Callable, Coroutine, Generator, Mapping
+from typing import Any, Self, TypeVar, final
 
+from typing_extensions import disjoint_base
+
+from ferrotool._context import ProgressSink, RuntimeContext
 from ferrotool._json import JsonValue
+from ferrotool._results import ToolResultBlock, ToolUseBlock
 
 __all__ = [
     "ErrorDetail",
     "JsonSchemaValidator",
     "PendingCall",
     "PlainCall",
+    "ToolCaller",
     "TypedValidator",
     "ValidationError",
     "__version__",
@@ -18,6 +23,7 @@ __all__ = [
     "provider_schema",
 ]
 __version__: str
+_T = TypeVar("_T")
 
 class ValidationError(ValueError):
     """Input did not match a schema.
@@ -197,6 +203,46 @@ class PlainCall:
         """Run ``call`` of a sync tool to its result on the calling thread."""
     def __call__(self, call: object, /) -> PendingCall:
         """The awaitable that runs ``call`` (a ``ToolUseBlock``) when awaited."""
+
+@disjoint_base
+class ToolCaller:
+    """The base class of ``Toolkit`` and ``Registry``: ``call_tool`` itself.
+
+    A plain tool's call goes straight to its `PendingCall`; every other call goes to the
+    subclass's ``_call_slow``. ``_bind_entries`` names the registry's entries to read.
+    """
+
+    def __new__(cls, *_args: object, **_kwargs: object) -> Self: ...
+    def _bind_entries(self, entries: dict[str, _T]) -> None: ...
+    def call_tool(
+        self,
+        call: ToolUseBlock,
+        context: RuntimeContext | None = None,
+        *,
+        agent: object | None = None,
+        on_progress: ProgressSink | None = None,
+    ) -> Coroutine[Any, Any, ToolResultBlock]:
+        """Run one tool call and return its result; the model's mistakes become results.
+
+        Unknown tools, bad JSON, invalid arguments, a denied permission, a tool that raises or
+        times out: each is an `ERROR` (or `DENIED`) result naming the problem. If the caller is
+        cancelled while the tool runs, the tool is cancelled and the call still returns its
+        `INTERRUPTED` result (the cancellation reaches the caller again at its next checkpoint
+        under anyio or trio). This reads the registry as it is, groups aside: a request with a
+        session goes through a `view`.
+
+        Args:
+            call: The tool call.
+            context: The runtime context (user, session, typed values).
+            agent: The calling agent, for tools that ask for it.
+            on_progress: Receives this call's progress chunks, besides the toolkit's sinks.
+
+        Returns:
+            A coroutine to await for the result.
+
+        Raises:
+            InjectionError: The tool needs a value the context lacks (a programming mistake).
+        """
 
 @final
 class PendingCall:

@@ -475,7 +475,7 @@ class _Table:
         )
 
 
-class _ToolSet:
+class _ToolSet(_core.ToolCaller):
     """The read and call side shared by `Toolkit` and `Registry`."""
 
     __slots__ = ("_config", "_limiter", "_progress", "_table")
@@ -488,6 +488,11 @@ class _ToolSet:
     @property
     def _entries(self) -> dict[str, _Entry]:
         return self._table.entries
+
+    def _use(self, table: _Table) -> None:
+        """Hold ``table`` from now on (``call_tool`` reads its entries)."""
+        self._table = table
+        self._bind_entries(table.entries)
 
     # - lookup -
 
@@ -623,41 +628,20 @@ class _ToolSet:
 
     # - calls -
 
-    def call_tool(
+    # `call_tool` is the base class's (`_core.ToolCaller`): a plain tool's call goes from there
+    # straight to its Rust `PendingCall`; every other call comes back here.
+
+    def _call_slow(
         self,
         call: ToolUseBlock,
-        context: RuntimeContext | None = None,
-        *,
-        agent: object | None = None,
-        on_progress: ProgressSink | None = None,
+        context: RuntimeContext | None,
+        agent: object | None,
+        on_progress: ProgressSink | None,
     ) -> Coroutine[Any, Any, ToolResultBlock]:
-        """Run one tool call and return its result; the model's mistakes become results.
-
-        Unknown tools, bad JSON, invalid arguments, a denied permission, a tool that raises or
-        times out: each is an `ERROR` (or `DENIED`) result naming the problem. If the caller is
-        cancelled while the tool runs, the tool is cancelled and the call still returns its
-        `INTERRUPTED` result (the cancellation reaches the caller again at its next checkpoint
-        under anyio or trio). This reads the registry as it is, groups aside: a request with a
-        session goes through a `view`.
-
-        Args:
-            call: The tool call.
-            context: The runtime context (user, session, typed values).
-            agent: The calling agent, for tools that ask for it.
-            on_progress: Receives this call's progress chunks, besides the toolkit's sinks.
-
-        Returns:
-            A coroutine to await for the result.
-
-        Raises:
-            InjectionError: The tool needs a value the context lacks (a programming mistake).
-        """
+        """`call_tool` for an unknown tool or a tool the Python pipeline runs."""
         entry = self._table.entries.get(call.name)
         if entry is None:
             return _resolved(_unknown(call, self._table.entries))
-        fast = entry.fast  # `_call_entry`, inlined on the hot path
-        if fast is not None:
-            return fast(call)
         return self._call_parsed(entry, call, context, agent, on_progress)
 
     def _call_entry(
@@ -922,7 +906,7 @@ class Registry(_ToolSet):
     __slots__ = ()
 
     def __init__(self, source: Toolkit) -> None:
-        self._table = source._table
+        self._use(source._table)
         self._config = source._config
         self._limiter = source._limiter
         self._progress = source._progress
@@ -949,7 +933,7 @@ class Toolkit(_ToolSet):
         on_progress: ProgressSink | None = None,
     ) -> None:
         self._config = config or ToolkitConfig()
-        self._table = _Table()
+        self._use(_Table())
         self._shared = False
         self._limiter = anyio.CapacityLimiter(self._config.max_threads)
         self._progress = () if on_progress is None else (on_progress,)
@@ -969,7 +953,7 @@ class Toolkit(_ToolSet):
 
     def _writable(self) -> _Table:
         if self._shared:
-            self._table = self._table.copy()
+            self._use(self._table.copy())
             self._shared = False
         else:
             self._table.schema_cache = {}

@@ -187,6 +187,35 @@ def test_snapshot_is_immutable_and_cheap() -> None:
     assert kit.snapshot().names() == ("order",)
 
 
+async def test_calls_follow_the_table_each_holder_sees() -> None:
+    """``call_tool`` reads the table its holder has now: a snapshot keeps the tools it was
+    taken with, the toolkit sees its removals and replacements at once (plain async and
+    inline tools, which run straight from the Rust ``call_tool``, as well as the others)."""
+
+    async def first(n: int) -> str:
+        return f"first {n}"
+
+    @tool(name="first", inline=True)
+    def first_again(n: int) -> str:
+        return f"first again {n}"
+
+    kit = Toolkit()
+    kit.register(first)
+    before = kit.snapshot()
+    kit.remove("first")
+    assert (await kit.call_tool(call("first", '{"n": 1}'))).state is ToolResultState.ERROR
+    assert (await before.call_tool(call("first", '{"n": 1}'))).content == "first 1"
+    kit.register(first_again)
+    assert (await kit.call_tool(call("first", '{"n": 2}'))).content == "first again 2"
+    assert (await before.call_tool(call("first", '{"n": 3}'))).content == "first 3"
+    after = kit.snapshot()
+    kit.register(get_weather)  # copies the table the snapshot now shares
+    assert (await after.call_tool(call("first", '{"n": 4}'))).content == "first again 4"
+    assert (await kit.call_tool(call("get_weather", '{"city": "Oslo"}'))).content == "Oslo:1"
+    missing = await after.call_tool(call("get_weather", "{}"))
+    assert missing.content == "Error: Tool not found: get_weather."
+
+
 def test_removal_can_be_disabled() -> None:
     kit = Toolkit(ToolkitConfig(allow_removal=False))
     kit.register(get_weather)

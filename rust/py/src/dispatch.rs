@@ -7,6 +7,9 @@
 //! Rust, calls the function (driving its coroutine for an `async def`) and builds the
 //! `ToolResultBlock`, all without a Python frame of its own.
 //!
+//! `ToolCaller`, the base class of `Toolkit` and `Registry`, holds `call_tool` itself: it looks
+//! the tool up and hands a plain tool's call to its plan with no Python frame in between.
+//!
 //! `PendingCall` is a hand-made type (not a `#[pyclass]`) because it implements `am_send`, the
 //! slot through which `await` and asyncio's tasks resume an awaitable: a finished call hands its
 //! result back directly, where an iterator would have to raise `StopIteration` to return it.
@@ -281,6 +284,13 @@ impl PlainCall {
 
     /// The awaitable that runs `call`: nothing happens until it is awaited.
     fn __call__(slf: &Bound<'_, Self>, call: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        Self::pending(slf, call)
+    }
+}
+
+impl PlainCall {
+    /// A new `PendingCall` of `call` under this plan.
+    fn pending(slf: &Bound<'_, Self>, call: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let class = pending_type(py)?;
         // SAFETY: `PyType_GenericAlloc` returns a zeroed, GC-tracked `PendingCallObject` (the
@@ -296,6 +306,85 @@ impl PlainCall {
             (*pending).phase = Phase::Start;
             Ok(Bound::from_owned_ptr(py, object).unbind())
         }
+    }
+}
+
+/// The base class of `Toolkit` and `Registry`: `call_tool` itself.
+///
+/// A call of a plain tool goes from here straight to its `PendingCall`, with no Python frame
+/// in between; every other call goes to the subclass's `_call_slow` (a coroutine).
+#[pyclass(module = "ferrotool._core", subclass)]
+pub(crate) struct ToolCaller {
+    /// The registered tools by name (`_Entry` values, whose `fast` is the plan of a plain
+    /// tool run without a worker thread), as the subclass binds them.
+    entries: Py<PyDict>,
+}
+
+#[pymethods]
+impl ToolCaller {
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(
+        py: Python<'_>,
+        _args: &Bound<'_, PyTuple>,
+        _kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> Self {
+        Self {
+            entries: PyDict::new(py).unbind(),
+        }
+    }
+
+    /// Reads the tools from `entries` from now on (the table the subclass now holds).
+    fn _bind_entries(&mut self, entries: Py<PyDict>) {
+        self.entries = entries;
+    }
+
+    /// Run one tool call and return its result; the model's mistakes become results.
+    ///
+    /// Unknown tools, bad JSON, invalid arguments, a denied permission, a tool that raises or
+    /// times out: each is an `ERROR` (or `DENIED`) result naming the problem. If the caller is
+    /// cancelled while the tool runs, the tool is cancelled and the call still returns its
+    /// `INTERRUPTED` result (the cancellation reaches the caller again at its next checkpoint
+    /// under anyio or trio). This reads the registry as it is, groups aside: a request with a
+    /// session goes through a `view`.
+    ///
+    /// Args:
+    ///     call: The tool call.
+    ///     context: The runtime context (user, session, typed values).
+    ///     agent: The calling agent, for tools that ask for it.
+    ///     on_progress: Receives this call's progress chunks, besides the toolkit's sinks.
+    ///
+    /// Returns:
+    ///     A coroutine to await for the result.
+    ///
+    /// Raises:
+    ///     InjectionError: The tool needs a value the context lacks (a programming mistake).
+    #[expect(
+        clippy::doc_markdown,
+        reason = "a Python docstring, in the Google style of the Python API"
+    )]
+    #[pyo3(signature = (call, context=None, *, agent=None, on_progress=None))]
+    fn call_tool(
+        slf: &Bound<'_, Self>,
+        call: &Bound<'_, PyAny>,
+        context: Option<&Bound<'_, PyAny>>,
+        agent: Option<&Bound<'_, PyAny>>,
+        on_progress: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let name = call.getattr(pyo3::intern!(py, "name"))?;
+        let entry = slf.borrow().entries.bind(py).get_item(&name)?;
+        if let Some(entry) = entry {
+            let fast = entry.getattr(pyo3::intern!(py, "fast"))?;
+            if let Ok(plan) = fast.cast::<PlainCall>() {
+                return PlainCall::pending(plan, call);
+            }
+        }
+        slf.call_method1(
+            pyo3::intern!(py, "_call_slow"),
+            (call, context, agent, on_progress),
+        )
+        .map(Bound::unbind)
     }
 }
 

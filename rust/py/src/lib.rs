@@ -21,6 +21,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<typed::TypedValidator>()?;
     m.add_class::<schema_validator::PySchemaValidator>()?;
     m.add_class::<dispatch::PlainCall>()?;
+    m.add_class::<dispatch::ToolCaller>()?;
     m.add("PendingCall", dispatch::pending_call_type(m.py())?)?;
     m.add_function(wrap_pyfunction!(derive::derive_schema, m)?)?;
     m.add_function(wrap_pyfunction!(errors::invalid_arguments, m)?)?;
