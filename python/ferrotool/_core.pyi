@@ -1,7 +1,7 @@
 """The Rust extension: schema derivation and compiled validators."""
 
 from collections.abc import Callable, Coroutine, Generator, Mapping
-from typing import Any, Self, TypeVar, final
+from typing import Any, Self, final
 
 from typing_extensions import disjoint_base
 
@@ -23,7 +23,6 @@ __all__ = [
     "provider_schema",
 ]
 __version__: str
-_T = TypeVar("_T")
 
 class ValidationError(ValueError):
     """Input did not match a schema.
@@ -209,11 +208,11 @@ class ToolCaller:
     """The base class of ``Toolkit`` and ``Registry``: ``call_tool`` itself.
 
     A plain tool's call goes straight to its `PendingCall`; every other call goes to the
-    subclass's ``_call_slow``. ``_bind_entries`` names the registry's entries to read.
+    subclass's ``_call_slow``. ``_bind_plans`` names the plain tools' plans to read, by name.
     """
 
     def __new__(cls, *_args: object, **_kwargs: object) -> Self: ...
-    def _bind_entries(self, entries: dict[str, _T]) -> None: ...
+    def _bind_plans(self, plans: dict[str, PlainCall]) -> None: ...
     def call_tool(
         self,
         call: ToolUseBlock,

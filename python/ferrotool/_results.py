@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final, NamedTuple, final
+from typing import Final, NamedTuple
 
 import orjson
 
@@ -44,10 +43,11 @@ class ToolResultState(enum.StrEnum):
     """A permission check refused the call."""
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class ToolUseBlock:
+class ToolUseBlock(NamedTuple):
     """A tool call as the model sent it.
+
+    Immutable (a named tuple, for speed: the call path reads its fields per call); equal only to
+    an equal `ToolUseBlock`, and hashable.
 
     Attributes:
         id: The call's id, chosen by the model API; the result carries it back.
@@ -59,6 +59,15 @@ class ToolUseBlock:
     id: str
     name: str
     arguments: str = "{}"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is ToolUseBlock and tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((ToolUseBlock, *self))
 
     @classmethod
     def of(cls, id: str, name: str, input: Mapping[str, JsonValue]) -> ToolUseBlock:

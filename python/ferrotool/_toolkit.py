@@ -416,6 +416,7 @@ class _Table:
 
     __slots__ = (
         "entries",
+        "fast",
         "groups",
         "members",
         "next_seq",
@@ -426,6 +427,8 @@ class _Table:
 
     def __init__(self) -> None:
         self.entries: dict[str, _Entry] = {}
+        # The plans of the tools `call_tool` runs straight from Rust (`_Entry.fast`), by name.
+        self.fast: dict[str, _core.PlainCall] = {}
         self.groups: dict[str, ToolGroup] = {}
         self.members: dict[str, list[str]] = {}
         self.next_seq = 0
@@ -436,10 +439,28 @@ class _Table:
     def copy(self) -> _Table:
         table = _Table()
         table.entries = dict(self.entries)
+        table.fast = dict(self.fast)
         table.groups = dict(self.groups)
         table.members = {group: list(names) for group, names in self.members.items()}
         table.next_seq = self.next_seq
         return table
+
+    def put(self, name: str, entry: _Entry) -> None:
+        """Register ``entry`` under ``name`` (replacing any entry of that name)."""
+        self.entries[name] = entry
+        if entry.fast is not None:
+            self.fast[name] = cast("_core.PlainCall", entry.fast)
+        else:
+            self.fast.pop(name, None)
+
+    def drop(self, name: str) -> _Entry:
+        """Remove and return the entry of ``name``.
+
+        Raises:
+            KeyError: No entry has that name.
+        """
+        self.fast.pop(name, None)
+        return self.entries.pop(name)
 
     def visible(
         self, active: frozenset[str], hidden: frozenset[str] = frozenset()
@@ -490,9 +511,9 @@ class _ToolSet(_core.ToolCaller):
         return self._table.entries
 
     def _use(self, table: _Table) -> None:
-        """Hold ``table`` from now on (``call_tool`` reads its entries)."""
+        """Hold ``table`` from now on (``call_tool`` reads its plans)."""
         self._table = table
-        self._bind_entries(table.entries)
+        self._bind_plans(table.fast)
 
     # - lookup -
 
@@ -1035,10 +1056,10 @@ class Toolkit(_ToolSet):
             entry = table.entries[tool_name]
             rest = entry.groups - {name}
             if rest:
-                table.entries[tool_name] = dataclasses.replace(entry, groups=rest)
+                table.put(tool_name, dataclasses.replace(entry, groups=rest))
             else:
                 removed.append(tool_name)
-                del table.entries[tool_name]
+                table.drop(tool_name)
                 self._unplace(table, entry)
         self._refresh_meta(table)
         return tuple(removed)
@@ -1108,7 +1129,7 @@ class Toolkit(_ToolSet):
         old = table.entries.get(name)
         if old is not None:
             Toolkit._unplace(table, old)
-        table.entries[name] = entry
+        table.put(name, entry)
         for group in entry.groups or (BASIC,):
             table.members.setdefault(group, []).append(name)
 
@@ -1164,7 +1185,7 @@ class Toolkit(_ToolSet):
         if name not in self._table.entries or (name == RESET_TOOLS and self._is_meta(name)):
             raise RegistrationError(f"Tool not found: {name}")
         table = self._writable()
-        entry = table.entries.pop(name)
+        entry = table.drop(name)
         self._unplace(table, entry)
         return entry.tool
 
@@ -1195,7 +1216,7 @@ class Toolkit(_ToolSet):
         groups = tuple(table.groups.values())
         if not any(group.scope is ToolGroupScope.SESSION for group in groups):
             if old is not None:
-                del table.entries[RESET_TOOLS]
+                table.drop(RESET_TOOLS)
                 self._unplace(table, old)
             return
         entry = _compile(ResetTools(groups), None, self._config)

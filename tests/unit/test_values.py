@@ -116,6 +116,16 @@ def test_tool_use_input_is_parsed_or_empty() -> None:
         ToolUseBlock.from_json(b'{"id": 1}')
 
 
+def test_tool_use_is_an_immutable_hashable_value() -> None:
+    block = ToolUseBlock("1", "t", '{"a": 1}')
+    assert block == ToolUseBlock("1", "t", '{"a": 1}')
+    assert hash(block) == hash(ToolUseBlock("1", "t", '{"a": 1}'))
+    assert block != ("1", "t", '{"a": 1}')  # a named tuple, but only equal to its own kind
+    assert len({block, ToolUseBlock("1", "t", '{"a": 1}'), block._replace(id="2")}) == 2
+    with pytest.raises(AttributeError):
+        block.id = "2"  # type: ignore[misc]
+
+
 def test_result_from_json_rejects_garbage() -> None:
     with pytest.raises(ValueError, match="version"):
         ToolResultBlock.from_json(b"{}")

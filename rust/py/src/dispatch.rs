@@ -100,6 +100,34 @@ fn new_record<'py>(
     }
 }
 
+/// A field of a tool call, by its position in `ToolUseBlock`.
+#[derive(Clone, Copy)]
+enum Field {
+    Id = 0,
+    Name = 1,
+    Arguments = 2,
+}
+
+static USE_BLOCK: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// A field of `call`: read from the named tuple's items when `call` is exactly a
+/// `ToolUseBlock`, by attribute from anything else.
+fn field<'py>(call: &Bound<'py, PyAny>, which: Field) -> PyResult<Bound<'py, PyAny>> {
+    let py = call.py();
+    let class = USE_BLOCK.import(py, "ferrotool._results", "ToolUseBlock")?;
+    if call.get_type_ptr() == class.as_type_ptr()
+        && let Ok(tuple) = call.cast::<PyTuple>()
+    {
+        return tuple.get_item(which as usize);
+    }
+    let name = match which {
+        Field::Id => pyo3::intern!(py, "id"),
+        Field::Name => pyo3::intern!(py, "name"),
+        Field::Arguments => pyo3::intern!(py, "arguments"),
+    };
+    call.getattr(name)
+}
+
 impl PlainCall {
     /// The result of a call whose function returned `value`.
     fn result<'py>(
@@ -150,8 +178,8 @@ impl PlainCall {
         new_record(
             self.result_block.bind(py),
             &[
-                &call.getattr(pyo3::intern!(py, "id"))?,
-                &call.getattr(pyo3::intern!(py, "name"))?,
+                &field(call, Field::Id)?,
+                &field(call, Field::Name)?,
                 output.as_any(),
                 state,
                 metadata,
@@ -168,7 +196,7 @@ impl PlainCall {
         errors: &[ferrotool_core::error::LineError],
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = call.py();
-        let name = call.getattr(pyo3::intern!(py, "name"))?;
+        let name = field(call, Field::Name)?;
         let text = invalid_arguments_text(name.cast::<PyString>()?.to_str()?, errors);
         let metadata = PyDict::new(py);
         metadata.set_item(pyo3::intern!(py, "errors"), error_records(py, errors)?)?;
@@ -191,7 +219,7 @@ impl PlainCall {
     /// Validates the call's arguments and calls the function.
     fn start<'py>(&self, call: &Bound<'py, PyAny>) -> PyResult<Started<'py>> {
         let py = call.py();
-        let mut raw = call.getattr(pyo3::intern!(py, "arguments"))?;
+        let mut raw = field(call, Field::Arguments)?;
         if !raw.is_truthy()? {
             raw = pyo3::intern!(py, "{}").clone().into_any();
         }
@@ -315,9 +343,9 @@ impl PlainCall {
 /// in between; every other call goes to the subclass's `_call_slow` (a coroutine).
 #[pyclass(module = "ferrotool._core", subclass)]
 pub(crate) struct ToolCaller {
-    /// The registered tools by name (`_Entry` values, whose `fast` is the plan of a plain
-    /// tool run without a worker thread), as the subclass binds them.
-    entries: Py<PyDict>,
+    /// The plans of the plain tools run without a worker thread, by tool name, as the subclass
+    /// binds them (its table's).
+    plans: Py<PyDict>,
 }
 
 #[pymethods]
@@ -330,13 +358,13 @@ impl ToolCaller {
         _kwargs: Option<&Bound<'_, PyDict>>,
     ) -> Self {
         Self {
-            entries: PyDict::new(py).unbind(),
+            plans: PyDict::new(py).unbind(),
         }
     }
 
-    /// Reads the tools from `entries` from now on (the table the subclass now holds).
-    fn _bind_entries(&mut self, entries: Py<PyDict>) {
-        self.entries = entries;
+    /// Reads the plans from `plans` from now on (the table the subclass now holds).
+    fn _bind_plans(&mut self, plans: Py<PyDict>) {
+        self.plans = plans;
     }
 
     /// Run one tool call and return its result; the model's mistakes become results.
@@ -372,13 +400,12 @@ impl ToolCaller {
         on_progress: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
-        let name = call.getattr(pyo3::intern!(py, "name"))?;
-        let entry = slf.borrow().entries.bind(py).get_item(&name)?;
-        if let Some(entry) = entry {
-            let fast = entry.getattr(pyo3::intern!(py, "fast"))?;
-            if let Ok(plan) = fast.cast::<PlainCall>() {
-                return PlainCall::pending(plan, call);
-            }
+        let name = field(call, Field::Name)?;
+        let plan = slf.borrow().plans.bind(py).get_item(&name)?;
+        if let Some(plan) = plan
+            && let Ok(plan) = plan.cast::<PlainCall>()
+        {
+            return PlainCall::pending(plan, call);
         }
         slf.call_method1(
             pyo3::intern!(py, "_call_slow"),
