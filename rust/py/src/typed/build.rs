@@ -858,6 +858,22 @@ impl Engine {
         built
     }
 
+    /// Reports a value that is not the object a record reads.
+    #[cold]
+    #[inline(never)]
+    fn not_object<'py, S: Source<'py>>(source: &mut S, context: &mut Context<'py>) -> Built<'py> {
+        let head = source.head()?;
+        let (found, is_array) = (describe(&head), is_container(&head));
+        Self::mismatch(
+            source,
+            context,
+            ErrorCode::WrongType,
+            "object",
+            found,
+            is_array,
+        )
+    }
+
     /// Reads and builds a record; a dataclass's field values go to `context.values[base..]`.
     fn record_at<'v, 'py, S: Source<'py>>(
         &'v self,
@@ -867,17 +883,9 @@ impl Engine {
         base: usize,
     ) -> Built<'py> {
         let py = source.py();
-        let head = source.head()?;
-        if !matches!(head, Head::Object) {
-            let (found, is_array) = (describe(&head), is_container(&head));
-            return Self::mismatch(
-                source,
-                context,
-                ErrorCode::WrongType,
-                "object",
-                found,
-                is_array,
-            );
+        // The shape alone tells an object (its head is read only to report anything else).
+        if source.shape()? != Shape::Object {
+            return Self::not_object(source, context);
         }
         context.enter()?;
         let mark = context.errors.len();
@@ -894,8 +902,17 @@ impl Engine {
             context.values.resize(base + record.fields.len(), None);
         }
         let mut seen = Seen::new(record.fields.len());
+        // Keys usually arrive in declaration order: the field after the last one matched is
+        // tried first.
+        let mut expected = 0;
         source.entries(
-            &mut |key| record.field_index(key).ok_or_else(|| Box::<str>::from(key)),
+            &mut |key| {
+                let index = record.field_after(expected, key);
+                if let Some(index) = index {
+                    expected = index + 1;
+                }
+                index.ok_or_else(|| Box::<str>::from(key))
+            },
             &mut |source, key| match key {
                 Ok(index) => {
                     let Some(field) = record.fields.get(index) else {

@@ -205,11 +205,16 @@ impl<'py> Source<'py> for Stream<'_, 'py> {
         let peek = self.jiter.peek()?;
         Ok(match want {
             Shape::String if peek == Peek::String => Scalar::Str(self.jiter.known_str()?),
-            Shape::Number if peek.is_num() => match self.jiter.known_number(peek)? {
-                NumberAny::Int(NumberInt::Int(value)) => Scalar::Int(value),
-                NumberAny::Float(value) => Scalar::Float(value),
-                number @ NumberAny::Int(NumberInt::BigInt(_)) => Scalar::Head(number_head(number)),
-            },
+            Shape::Number if peek.is_num() => {
+                // Matched in place: only the scalar's own word is read back from the result
+                // (a copy of the whole result, straight after the call, reads it back slowly).
+                let number = self.jiter.known_number(peek);
+                match &number {
+                    Ok(NumberAny::Int(NumberInt::Int(value))) => Scalar::Int(*value),
+                    Ok(NumberAny::Float(value)) => Scalar::Float(*value),
+                    _ => Scalar::Head(number_head(number?)),
+                }
+            }
             Shape::Bool if matches!(peek, Peek::True | Peek::False) => {
                 Scalar::Bool(self.jiter.known_bool(peek)?)
             }
