@@ -852,10 +852,18 @@ impl Engine {
         context: &mut Context<'py>,
     ) -> Built<'py> {
         let base = context.values.len();
-        let built = self.record_at(record, source, context, base);
-        // Frees this record's value slots on every path, early returns included.
-        context.values.truncate(base);
-        built
+        // Frees this record's value slots on every path, early returns included. (Taken apart
+        // and put back together, the outcome stays in registers across the truncation.)
+        match self.record_at(record, source, context, base) {
+            Ok(value) => {
+                context.values.truncate(base);
+                Ok(value)
+            }
+            Err(fatal) => {
+                context.values.truncate(base);
+                Err(fatal)
+            }
+        }
     }
 
     /// Reports a value that is not the object a record reads.
