@@ -11,7 +11,7 @@ use super::convert::json_to_python;
 /// Stops a validation run: the input is not JSON, Python raised, or enough errors were found.
 ///
 /// The errors are boxed so that a `Fatal` is two words: every value read returns a `Result`
-/// carrying it, which then stays small enough to come back in registers.
+/// carrying it, which is then 16 bytes instead of 72, cheap to pass back and move around.
 pub(crate) enum Fatal {
     Json(Box<JiterError>),
     Python(Box<PyErr>),
