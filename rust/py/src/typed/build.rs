@@ -1,4 +1,5 @@
 //! Validating and building typed Python values in one walk over a [`Source`].
+use ferrotool_core::checks::{NumberCheck, StringCheck};
 use ferrotool_core::error::{ErrorCode, LineError, PathItem, describe_str};
 use ferrotool_core::ir::{Container, StringValue};
 use ferrotool_core::json::Number;
@@ -13,7 +14,7 @@ use super::compile::{Build, Compiled, FieldDefault, InitField, Node, RecordNode,
 use super::object::{new_instance, set_attribute};
 
 use super::convert::big_int;
-use super::source::{Fatal, Head, Shape, Source};
+use super::source::{Fatal, Head, Scalar, Shape, Source};
 use ferrotool_core::duration::parse_duration;
 
 /// The state of one validation run.
@@ -133,6 +134,12 @@ impl<'py> Context<'py> {
     }
 }
 
+/// A Python `int`.
+fn int_object(py: Python<'_>, value: i64) -> Bound<'_, PyAny> {
+    let Ok(object) = value.into_pyobject(py);
+    object.into_any()
+}
+
 /// A short rendering of a value's head for messages.
 fn describe(head: &Head<'_>) -> String {
     match head {
@@ -227,6 +234,192 @@ impl Engine {
         context.error(code, expected, found)
     }
 
+    /// Reads `node`'s value as a container's child: a leaf node whose value is exactly of its
+    /// kind is read straight from the source ([`Source::scalar`]) and built here; anything else
+    /// goes the general way ([`Self::value`]), with the same outcome and errors.
+    #[inline]
+    fn child<'v, 'py, S: Source<'py>>(
+        &'v self,
+        node: &'v Node,
+        source: &mut S,
+        context: &mut Context<'py>,
+    ) -> Built<'py> {
+        let want = match node {
+            Node::Str(check) if check.is_empty() => Shape::String,
+            Node::Int(_) | Node::Float(_) => Shape::Number,
+            Node::Bool => Shape::Bool,
+            _ => return self.value(node, source, context),
+        };
+        let py = source.py();
+        match (node, source.scalar(want)?) {
+            (_, Scalar::Untouched) => self.value(node, source, context),
+            (Node::Str(_), Scalar::Str(text)) => Ok(Some(PyString::new(py, text).into_any())),
+            (Node::Int(check), Scalar::Int(number)) => {
+                if let Err((code, expected)) = check.check(Number::I64(number)) {
+                    return context.error(code, expected, describe(&Head::Int(number)));
+                }
+                Ok(Some(int_object(py, number)))
+            }
+            (Node::Float(check), Scalar::Float(number)) => {
+                if let Err((code, expected)) = check.check(Number::F64(number)) {
+                    return context.error(code, expected, describe(&Head::Float(number)));
+                }
+                Ok(Some(PyFloat::new(py, number).into_any()))
+            }
+            (Node::Bool, Scalar::Bool(flag)) => {
+                Ok(Some(PyBool::new(py, flag).to_owned().into_any()))
+            }
+            (_, scalar) => Self::scalar_rest(py, node, scalar, context),
+        }
+    }
+
+    /// The rarer cases of [`Self::child`]: a scalar read for a leaf node that is not simply of
+    /// its kind (a float for an integer, an integer beyond `i64`), built as [`Self::value`]
+    /// would from its head.
+    #[inline(never)]
+    fn scalar_rest<'py>(
+        py: Python<'py>,
+        node: &Node,
+        scalar: Scalar<'_>,
+        context: &mut Context<'py>,
+    ) -> Built<'py> {
+        let head = match scalar {
+            Scalar::Str(text) => Head::Str(text.into()),
+            Scalar::Int(number) => Head::Int(number),
+            Scalar::Float(number) => Head::Float(number),
+            Scalar::Bool(flag) => Head::Bool(flag),
+            Scalar::Head(head) => head,
+            Scalar::Untouched => {
+                return Err(Fatal::from(PyValueError::new_err(
+                    "a leaf value read without its head",
+                )));
+            }
+        };
+        let (built, expected) = match node {
+            Node::Int(check) => (Self::int_head(py, check, &head, None, context), "integer"),
+            Node::Float(check) => (Self::float_head(py, check, &head, None, context), "number"),
+            Node::Bool => (Self::bool_head(py, &head, context), "boolean"),
+            Node::Str(check) => match &head {
+                Head::Str(text) => (
+                    Some(Self::str_text(py, check, text, None, context)),
+                    "string",
+                ),
+                _ => (None, "string"),
+            },
+            _ => {
+                return Err(Fatal::from(PyValueError::new_err(
+                    "a scalar read for a node that is no leaf",
+                )));
+            }
+        };
+        // A scalar head is no container: there is nothing to skip.
+        built.unwrap_or_else(|| context.error(ErrorCode::WrongType, expected, describe(&head)))
+    }
+
+    /// A boolean node's value from its head; `None` when the head is of the wrong kind.
+    fn bool_head<'py>(
+        py: Python<'py>,
+        head: &Head<'_>,
+        context: &mut Context<'py>,
+    ) -> Option<Built<'py>> {
+        let flag = match head {
+            Head::Bool(flag) => Some(*flag),
+            Head::Str(text) if context.lenient => lenient_bool(text),
+            _ => None,
+        };
+        flag.map(|flag| Ok(Some(PyBool::new(py, flag).to_owned().into_any())))
+    }
+
+    /// An integer node's value from its head (`original`: the object it was read from, if any);
+    /// `None` when the head is of the wrong kind.
+    fn int_head<'py>(
+        py: Python<'py>,
+        check: &NumberCheck,
+        head: &Head<'_>,
+        original: Option<Bound<'py, PyAny>>,
+        context: &mut Context<'py>,
+    ) -> Option<Built<'py>> {
+        let number = match head {
+            Head::Int(number) => Number::I64(*number),
+            Head::Float(number) if number.is_finite() && number.fract() == 0.0 => {
+                Number::F64(*number)
+            }
+            Head::BigInt(digits) => {
+                let approximate = digits.parse::<f64>().unwrap_or(f64::INFINITY);
+                if let Err((code, expected)) = check.check(Number::F64(approximate)) {
+                    return Some(context.error(code, expected, describe(head)));
+                }
+                return Some(big_int(py, digits).map(Some).map_err(Fatal::from));
+            }
+            Head::Str(text) if context.lenient => {
+                lenient_number(text).filter(|number| number.is_integer())?
+            }
+            _ => return None,
+        };
+        if let Err((code, expected)) = check.check(number) {
+            return Some(context.error(code, expected, describe(head)));
+        }
+        let built = match number {
+            Number::I64(value) => match original {
+                Some(object) if matches!(head, Head::Int(_)) => Ok(object),
+                _ => Ok(int_object(py, value)),
+            },
+            Number::U64(value) => {
+                let Ok(object) = value.into_pyobject(py);
+                Ok(object.into_any())
+            }
+            Number::F64(value) => {
+                if value.abs() < 9.0e15 {
+                    Ok(int_object(py, value as i64))
+                } else {
+                    big_int(py, &format!("{value:.0}"))
+                }
+            }
+        };
+        Some(built.map(Some).map_err(Fatal::from))
+    }
+
+    /// A number node's value from its head; `None` when the head is of the wrong kind.
+    fn float_head<'py>(
+        py: Python<'py>,
+        check: &NumberCheck,
+        head: &Head<'_>,
+        original: Option<Bound<'py, PyAny>>,
+        context: &mut Context<'py>,
+    ) -> Option<Built<'py>> {
+        let number = match head {
+            Head::Int(number) => Number::I64(*number),
+            Head::Float(number) => Number::F64(*number),
+            Head::BigInt(digits) => Number::F64(digits.parse::<f64>().ok()?),
+            Head::Str(text) if context.lenient => lenient_number(text)?,
+            _ => return None,
+        };
+        if let Err((code, expected)) = check.check(number) {
+            return Some(context.error(code, expected, describe(head)));
+        }
+        Some(Ok(Some(match original {
+            Some(object) if matches!(head, Head::Float(_)) => object,
+            _ => PyFloat::new(py, number.as_f64()).into_any(),
+        })))
+    }
+
+    /// A string node's value from the text read (`original`: the object it was read from).
+    fn str_text<'py>(
+        py: Python<'py>,
+        check: &StringCheck,
+        text: &str,
+        original: Option<Bound<'py, PyAny>>,
+        context: &mut Context<'py>,
+    ) -> Built<'py> {
+        if let Err((code, expected)) = check.check(text) {
+            return context.error(code, expected, describe_str(text));
+        }
+        Ok(Some(match original {
+            Some(object) => object,
+            None => PyString::new(py, text).into_any(),
+        }))
+    }
+
     fn value<'v, 'py, S: Source<'py>>(
         &'v self,
         node: &'v Node,
@@ -260,13 +453,8 @@ impl Engine {
             }
             Node::Bool => {
                 let head = source.head()?;
-                let flag = match &head {
-                    Head::Bool(flag) => Some(*flag),
-                    Head::Str(text) if context.lenient => lenient_bool(text),
-                    _ => None,
-                };
-                if let Some(flag) = flag {
-                    return Ok(Some(PyBool::new(py, flag).to_owned().into_any()));
+                if let Some(built) = Self::bool_head(py, &head, context) {
+                    return built;
                 }
                 let (found, container) = (describe(&head), is_container(&head));
                 Self::mismatch(
@@ -281,80 +469,34 @@ impl Engine {
             Node::Int(check) => {
                 let original = source.original();
                 let head = source.head()?;
-                let number = match &head {
-                    Head::Int(number) => Some(Number::I64(*number)),
-                    Head::Float(number) if number.is_finite() && number.fract() == 0.0 => {
-                        Some(Number::F64(*number))
-                    }
-                    Head::BigInt(digits) => {
-                        let approximate = digits.parse::<f64>().unwrap_or(f64::INFINITY);
-                        if let Err((code, expected)) = check.check(Number::F64(approximate)) {
-                            return context.error(code, expected, describe(&head));
-                        }
-                        return Ok(Some(big_int(py, digits)?));
-                    }
-                    Head::Str(text) if context.lenient => {
-                        lenient_number(text).filter(|number| number.is_integer())
-                    }
-                    _ => None,
-                };
-                let Some(number) = number else {
-                    let (found, container) = (describe(&head), is_container(&head));
-                    return Self::mismatch(
-                        source,
-                        context,
-                        ErrorCode::WrongType,
-                        "integer",
-                        found,
-                        container,
-                    );
-                };
-                if let Err((code, expected)) = check.check(number) {
-                    return context.error(code, expected, describe(&head));
+                if let Some(built) = Self::int_head(py, check, &head, original, context) {
+                    return built;
                 }
-                Ok(Some(match number {
-                    Number::I64(value) => match original {
-                        Some(object) if matches!(head, Head::Int(_)) => object,
-                        _ => value.into_pyobject(py)?.into_any(),
-                    },
-                    Number::U64(value) => value.into_pyobject(py)?.into_any(),
-                    Number::F64(value) => {
-                        if value.abs() < 9.0e15 {
-                            (value as i64).into_pyobject(py)?.into_any()
-                        } else {
-                            big_int(py, &format!("{value:.0}"))?
-                        }
-                    }
-                }))
+                let (found, container) = (describe(&head), is_container(&head));
+                Self::mismatch(
+                    source,
+                    context,
+                    ErrorCode::WrongType,
+                    "integer",
+                    found,
+                    container,
+                )
             }
             Node::Float(check) => {
                 let original = source.original();
                 let head = source.head()?;
-                let number = match &head {
-                    Head::Int(number) => Some(Number::I64(*number)),
-                    Head::Float(number) => Some(Number::F64(*number)),
-                    Head::BigInt(digits) => digits.parse::<f64>().ok().map(Number::F64),
-                    Head::Str(text) if context.lenient => lenient_number(text),
-                    _ => None,
-                };
-                let Some(number) = number else {
-                    let (found, container) = (describe(&head), is_container(&head));
-                    return Self::mismatch(
-                        source,
-                        context,
-                        ErrorCode::WrongType,
-                        "number",
-                        found,
-                        container,
-                    );
-                };
-                if let Err((code, expected)) = check.check(number) {
-                    return context.error(code, expected, describe(&head));
+                if let Some(built) = Self::float_head(py, check, &head, original, context) {
+                    return built;
                 }
-                Ok(Some(match original {
-                    Some(object) if matches!(head, Head::Float(_)) => object,
-                    _ => PyFloat::new(py, number.as_f64()).into_any(),
-                }))
+                let (found, container) = (describe(&head), is_container(&head));
+                Self::mismatch(
+                    source,
+                    context,
+                    ErrorCode::WrongType,
+                    "number",
+                    found,
+                    container,
+                )
             }
             Node::Str(check) => {
                 let original = source.original();
@@ -370,13 +512,7 @@ impl Engine {
                         container,
                     );
                 };
-                if let Err((code, expected)) = check.check(text) {
-                    return context.error(code, expected, describe(&head));
-                }
-                Ok(Some(match original {
-                    Some(object) => object,
-                    None => PyString::new(py, text).into_any(),
-                }))
+                Self::str_text(py, check, text, original, context)
             }
             Node::StrValue { value, convert } => {
                 let head = source.head()?;
@@ -398,7 +534,7 @@ impl Engine {
                         expected_format(*value),
                         describe(&head),
                     ),
-                    Err(error) => Err(Fatal::Python(error)),
+                    Err(error) => Err(Fatal::from(error)),
                 }
             }
             Node::Choice { values, expected } => {
@@ -428,7 +564,7 @@ impl Engine {
                 let mark = context.errors.len();
                 let Some((base, count)) =
                     Self::array_items(source, context, &mut |source, context, _| {
-                        self.value(items, source, context)
+                        self.child(items, source, context)
                     })?
                 else {
                     return Ok(None);
@@ -545,7 +681,7 @@ impl Engine {
             Node::Union { variants, expected } => self.union(variants, expected, source, context),
             Node::Record(index) => match self.compiled.records.get(*index) {
                 Some(record) => self.record(record, source, context),
-                None => Err(Fatal::Python(PyValueError::new_err(
+                None => Err(Fatal::from(PyValueError::new_err(
                     "dangling record reference",
                 ))),
             },
@@ -716,10 +852,34 @@ impl Engine {
         context: &mut Context<'py>,
     ) -> Built<'py> {
         let base = context.values.len();
-        let built = self.record_at(record, source, context, base);
-        // Frees this record's value slots on every path, early returns included.
-        context.values.truncate(base);
-        built
+        // Frees this record's value slots on every path, early returns included. (Taken apart
+        // and put back together, the outcome stays in registers across the truncation.)
+        match self.record_at(record, source, context, base) {
+            Ok(value) => {
+                context.values.truncate(base);
+                Ok(value)
+            }
+            Err(fatal) => {
+                context.values.truncate(base);
+                Err(fatal)
+            }
+        }
+    }
+
+    /// Reports a value that is not the object a record reads.
+    #[cold]
+    #[inline(never)]
+    fn not_object<'py, S: Source<'py>>(source: &mut S, context: &mut Context<'py>) -> Built<'py> {
+        let head = source.head()?;
+        let (found, is_array) = (describe(&head), is_container(&head));
+        Self::mismatch(
+            source,
+            context,
+            ErrorCode::WrongType,
+            "object",
+            found,
+            is_array,
+        )
     }
 
     /// Reads and builds a record; a dataclass's field values go to `context.values[base..]`.
@@ -731,17 +891,9 @@ impl Engine {
         base: usize,
     ) -> Built<'py> {
         let py = source.py();
-        let head = source.head()?;
-        if !matches!(head, Head::Object) {
-            let (found, is_array) = (describe(&head), is_container(&head));
-            return Self::mismatch(
-                source,
-                context,
-                ErrorCode::WrongType,
-                "object",
-                found,
-                is_array,
-            );
+        // The shape alone tells an object (its head is read only to report anything else).
+        if source.shape()? != Shape::Object {
+            return Self::not_object(source, context);
         }
         context.enter()?;
         let mark = context.errors.len();
@@ -758,8 +910,17 @@ impl Engine {
             context.values.resize(base + record.fields.len(), None);
         }
         let mut seen = Seen::new(record.fields.len());
+        // Keys usually arrive in declaration order: the field after the last one matched is
+        // tried first.
+        let mut expected = 0;
         source.entries(
-            &mut |key| record.field_index(key).ok_or_else(|| Box::<str>::from(key)),
+            &mut |key| {
+                let index = record.field_after(expected, key);
+                if let Some(index) = index {
+                    expected = index + 1;
+                }
+                index.ok_or_else(|| Box::<str>::from(key))
+            },
             &mut |source, key| match key {
                 Ok(index) => {
                     let Some(field) = record.fields.get(index) else {
@@ -767,7 +928,7 @@ impl Engine {
                     };
                     seen.insert(index);
                     let before = context.errors.len();
-                    let value = self.value(&field.node, source, context);
+                    let value = self.child(&field.node, source, context);
                     context.under(before, || PathItem::Key(field.name.as_ref().into()));
                     if let Some(value) = value? {
                         match &kwargs {
@@ -849,7 +1010,7 @@ impl Engine {
                     error.to_string(),
                 )
             }
-            Err(error) => Err(Fatal::Python(error)),
+            Err(error) => Err(Fatal::from(error)),
         }
     }
 
@@ -933,7 +1094,7 @@ impl Engine {
         let value = error.value(py);
         let options = [("include_url", false)].into_py_dict(py)?;
         let Ok(details) = value.call_method("errors", (), Some(&options)) else {
-            return Err(Fatal::Python(error.clone_ref(py)));
+            return Err(Fatal::from(error.clone_ref(py)));
         };
         for detail in details.try_iter()? {
             let detail = detail?;

@@ -220,6 +220,15 @@ impl RecordNode {
             None => self.fields.iter().position(|field| &*field.name == key),
         }
     }
+
+    /// The index of the field named `key`, trying the field at `expected` first.
+    #[inline]
+    pub(crate) fn field_after(&self, expected: usize, key: &str) -> Option<usize> {
+        match self.fields.get(expected) {
+            Some(field) if &*field.name == key => Some(expected),
+            _ => self.field_index(key),
+        }
+    }
 }
 
 pub(crate) struct Compiled {

@@ -111,7 +111,7 @@ impl TypedValidator {
         match built {
             Ok(Some(value)) if context.errors.is_empty() => Ok((value, context.arguments)),
             Ok(_) | Err(Fatal::Stop) => Err(Invalid::Lines(context.into_errors())),
-            Err(Fatal::Python(error)) => Err(Invalid::Python(error)),
+            Err(Fatal::Python(error)) => Err(Invalid::Python(*error)),
             Err(Fatal::Json(_)) => Err(Invalid::Python(PyValueError::new_err(
                 "unexpected JSON error while reading a parsed value",
             ))),

@@ -9,15 +9,19 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use super::convert::json_to_python;
 
 /// Stops a validation run: the input is not JSON, Python raised, or enough errors were found.
+///
+/// The errors are boxed so that a `Fatal` is two words: every value read returns a `Result`
+/// carrying it, which is then 16 bytes instead of 72, cheap to pass back and move around.
 pub(crate) enum Fatal {
-    Json(JiterError),
-    Python(PyErr),
+    Json(Box<JiterError>),
+    Python(Box<PyErr>),
     Stop,
 }
 
 impl From<JiterError> for Fatal {
+    #[cold]
     fn from(error: JiterError) -> Self {
-        Self::Json(error)
+        Self::Json(Box::new(error))
     }
 }
 
@@ -28,8 +32,9 @@ impl From<std::convert::Infallible> for Fatal {
 }
 
 impl From<PyErr> for Fatal {
+    #[cold]
     fn from(error: PyErr) -> Self {
-        Self::Python(error)
+        Self::Python(Box::new(error))
     }
 }
 
@@ -61,6 +66,18 @@ pub(crate) enum Head<'s> {
     Other(Box<str>),
 }
 
+/// A scalar read straight from the source for a leaf node (see [`Source::scalar`]).
+pub(crate) enum Scalar<'s> {
+    Str(&'s str),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    /// Consumed, but not one of the above (an integer beyond `i64`): read on from its head.
+    Head(Head<'s>),
+    /// Not of the shape asked for: nothing consumed, the general path reads the value.
+    Untouched,
+}
+
 /// A value captured for replay (to try several union variants).
 pub(crate) enum Captured<'a, 'py> {
     Owned(JsonValue<'static>),
@@ -85,6 +102,13 @@ pub(crate) trait Source<'py> {
     fn shape(&mut self) -> Result<Shape, Fatal>;
     /// The next value's head (see [`Head`]).
     fn head(&mut self) -> Result<Head<'_>, Fatal>;
+    /// The next value when it is a scalar of shape `want` (`String`, `Number` or `Bool`),
+    /// consumed; otherwise [`Scalar::Untouched`] and nothing is consumed. A fast path for leaf
+    /// nodes: a source may always answer `Untouched`.
+    fn scalar(&mut self, want: Shape) -> Result<Scalar<'_>, Fatal> {
+        let _ = want;
+        Ok(Scalar::Untouched)
+    }
     /// The next value as the caller handed it in, when it is already a Python object.
     fn original(&self) -> Option<Bound<'py, PyAny>>;
     /// After `head` returned `Array`: calls `visit` once per item, positioned on it.
@@ -124,7 +148,7 @@ impl<'j, 'py> Stream<'j, 'py> {
     }
 
     pub(crate) fn finish(&mut self) -> Result<(), Fatal> {
-        self.jiter.finish().map_err(Fatal::Json)
+        self.jiter.finish().map_err(Fatal::from)
     }
 
     pub(crate) fn error_position(&self, index: usize) -> jiter::LinePosition {
@@ -173,6 +197,28 @@ impl<'py> Source<'py> for Stream<'_, 'py> {
             Peek::Array => Head::Array,
             Peek::Object => Head::Object,
             _ => number_head(self.jiter.known_number(peek)?),
+        })
+    }
+
+    #[inline]
+    fn scalar(&mut self, want: Shape) -> Result<Scalar<'_>, Fatal> {
+        let peek = self.jiter.peek()?;
+        Ok(match want {
+            Shape::String if peek == Peek::String => Scalar::Str(self.jiter.known_str()?),
+            Shape::Number if peek.is_num() => {
+                // Matched in place: only the scalar's own word is read back from the result
+                // (a copy of the whole result, straight after the call, reads it back slowly).
+                let number = self.jiter.known_number(peek);
+                match &number {
+                    Ok(NumberAny::Int(NumberInt::Int(value))) => Scalar::Int(*value),
+                    Ok(NumberAny::Float(value)) => Scalar::Float(*value),
+                    _ => Scalar::Head(number_head(number?)),
+                }
+            }
+            Shape::Bool if matches!(peek, Peek::True | Peek::False) => {
+                Scalar::Bool(self.jiter.known_bool(peek)?)
+            }
+            _ => Scalar::Untouched,
         })
     }
 
