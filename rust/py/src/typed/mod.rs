@@ -4,6 +4,7 @@ mod build;
 mod compile;
 mod convert;
 mod object;
+mod scan;
 mod source;
 
 use ferrotool_core::error::{ErrorCode, Limits, LineError};
@@ -15,6 +16,7 @@ use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 
 use crate::errors::validation_error;
 use build::{Arguments, Context, Engine};
+use scan::Scan;
 use source::{Fatal, Stream, Tree};
 
 pub(crate) use convert::value_to_python;
@@ -34,17 +36,17 @@ pub(crate) struct TypedValidator {
 
 /// Borrows the UTF-8 bytes of a `str` or `bytes` argument without copying.
 pub(crate) fn input_bytes<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
+    input_text(data).map(str::as_bytes)
+}
+
+/// Borrows the text of a `str` or `bytes` (checked to be UTF-8) argument without copying.
+pub(crate) fn input_text<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
     if let Ok(bytes) = data.cast::<PyBytes>() {
-        let raw = bytes.as_bytes();
-        return match std::str::from_utf8(raw) {
-            Ok(_) => Ok(raw),
-            Err(error) => Err(PyValueError::new_err(format!(
-                "input is not valid UTF-8: {error}"
-            ))),
-        };
+        return std::str::from_utf8(bytes.as_bytes())
+            .map_err(|error| PyValueError::new_err(format!("input is not valid UTF-8: {error}")));
     }
     if let Ok(text) = data.cast::<PyString>() {
-        return Ok(text.to_str()?.as_bytes());
+        return text.to_str();
     }
     Err(PyTypeError::new_err(format!(
         "expected str or bytes of JSON, got {}",
@@ -112,7 +114,7 @@ impl TypedValidator {
             Ok(Some(value)) if context.errors.is_empty() => Ok((value, context.arguments)),
             Ok(_) | Err(Fatal::Stop) => Err(Invalid::Lines(context.into_errors())),
             Err(Fatal::Python(error)) => Err(Invalid::Python(*error)),
-            Err(Fatal::Json(_)) => Err(Invalid::Python(PyValueError::new_err(
+            Err(Fatal::Json(_) | Fatal::Reread) => Err(Invalid::Python(PyValueError::new_err(
                 "unexpected JSON error while reading a parsed value",
             ))),
         }
@@ -158,13 +160,40 @@ impl TypedValidator {
         data: &Bound<'py, PyAny>,
         call_args: Option<usize>,
     ) -> Result<(Bound<'py, PyAny>, Option<Arguments<'py>>), Invalid> {
-        let raw = input_bytes(data).map_err(Invalid::Python)?;
-        if raw.len() > self.limits.max_bytes {
-            return Err(Invalid::Lines(vec![too_large(raw.len(), &self.limits)]));
+        let text = input_text(data).map_err(Invalid::Python)?;
+        if text.len() > self.limits.max_bytes {
+            return Err(Invalid::Lines(vec![too_large(text.len(), &self.limits)]));
         }
+        let fresh = || {
+            let mut context =
+                Context::new(self.limits.max_errors, self.limits.max_depth, self.lenient);
+            context.call_args = call_args;
+            context
+        };
+        // Well-formed input is read once, by the fast reader; what it declines is read again
+        // by the stream, whose outcome stands (see `scan`).
+        let mut scan = Scan::new(py, text);
+        let mut context = fresh();
+        let built = self.engine.run(&mut scan, &mut context).and_then(|value| {
+            scan.finish()?;
+            Ok(value)
+        });
+        if !matches!(built, Err(Fatal::Reread)) {
+            return Self::finish(built, context);
+        }
+        self.read_stream(py, text.as_bytes(), fresh())
+    }
+
+    /// [`Self::read_raw`] by the stream: jiter's syntax errors, with their positions.
+    #[cold]
+    #[inline(never)]
+    fn read_stream<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &[u8],
+        mut context: Context<'py>,
+    ) -> Result<(Bound<'py, PyAny>, Option<Arguments<'py>>), Invalid> {
         let mut stream = Stream::new(py, raw);
-        let mut context = Context::new(self.limits.max_errors, self.limits.max_depth, self.lenient);
-        context.call_args = call_args;
         let built = self
             .engine
             .run(&mut stream, &mut context)

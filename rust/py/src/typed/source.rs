@@ -16,6 +16,9 @@ pub(crate) enum Fatal {
     Json(Box<JiterError>),
     Python(Box<PyErr>),
     Stop,
+    /// The fast reader declines the input here (see [`Scan`](super::scan::Scan)): read it again
+    /// with [`Stream`].
+    Reread,
 }
 
 impl From<JiterError> for Fatal {
