@@ -33,16 +33,18 @@ const FLOAT_DIGITS: u32 = 15;
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any byte of `word` is zero.
-const fn has_zero(word: u64) -> bool {
-    word.wrapping_sub(ONES) & !word & HIGHS != 0
+/// The high bit of each byte of `word` that is zero, and maybe of bytes above such a byte: the
+/// lowest bit set, if any, is always a zero byte's (a borrow only ever moves up from one).
+const fn zero_bytes(word: u64) -> u64 {
+    word.wrapping_sub(ONES) & !word & HIGHS
 }
 
-/// Whether any byte of `word` ends a plain run of string text: `"`, `\` or a control character.
-const fn ends_text(word: u64) -> bool {
-    has_zero(word ^ (ONES * b'"' as u64))
-        || has_zero(word ^ (ONES * b'\\' as u64))
-        || word.wrapping_sub(ONES * 0x20) & !word & HIGHS != 0
+/// The high bit of each byte of `word` that ends a plain run of string text (`"`, `\` or a
+/// control character), and maybe of bytes above one: the lowest bit set is exact.
+const fn text_ends(word: u64) -> u64 {
+    zero_bytes(word ^ (ONES * b'"' as u64))
+        | zero_bytes(word ^ (ONES * b'\\' as u64))
+        | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS)
 }
 
 /// A number read by [`Scan::number`].
@@ -137,10 +139,13 @@ impl<'j, 'py> Scan<'j, 'py> {
         let bytes = self.bytes();
         let start = self.index + 1;
         let mut at = start;
+        // Eight bytes at a time up to the first that ends plain text, then byte by byte.
         while let Some(chunk) = bytes.get(at..at + 8) {
             let mut word = [0u8; 8];
             word.copy_from_slice(chunk);
-            if ends_text(u64::from_le_bytes(word)) {
+            let ends = text_ends(u64::from_le_bytes(word));
+            if ends != 0 {
+                at += (ends.trailing_zeros() / 8) as usize;
                 break;
             }
             at += 8;
@@ -466,20 +471,68 @@ impl<'py> Source<'py> for Scan<'_, 'py> {
 
 #[cfg(test)]
 mod tests {
-    use super::{ends_text, has_zero};
+    use super::{text_ends, zero_bytes};
+
+    /// The index of the first byte the word test stops at, if any.
+    fn first_end(text: [u8; 8]) -> Option<u32> {
+        let ends = text_ends(u64::from_le_bytes(text));
+        (ends != 0).then(|| ends.trailing_zeros() / 8)
+    }
 
     #[test]
-    fn word_tests_find_what_ends_plain_text() {
-        let word = |text: &[u8; 8]| u64::from_le_bytes(*text);
-        assert!(!has_zero(word(b"abcdefgh")));
-        assert!(has_zero(word(b"abc\0efgh")));
-        assert!(!ends_text(word(b"plain ok")));
-        assert!(ends_text(word(b"ab\"defgh")));
-        assert!(ends_text(word(b"abcdefg\\")));
-        assert!(ends_text(word(b"abc\ndefg")));
-        assert!(ends_text(word(b"\x1fbcdefgh")));
+    fn word_tests_find_the_first_byte_that_ends_plain_text() {
+        assert_eq!(zero_bytes(u64::from_le_bytes(*b"abcdefgh")), 0);
+        assert_ne!(zero_bytes(u64::from_le_bytes(*b"abc\0efgh")), 0);
+        assert_eq!(first_end(*b"plain ok"), None);
+        assert_eq!(first_end(*b"ab\"defgh"), Some(2));
+        assert_eq!(first_end(*b"abcdefg\\"), Some(7));
+        assert_eq!(first_end(*b"abc\ndefg"), Some(3));
+        assert_eq!(first_end(*b"\x1fbcdefgh"), Some(0));
+        assert_eq!(first_end(*b"\0\"\\\n\x01\x1f\"\\"), Some(0));
+        assert_eq!(first_end(*b"a\x01\x00\"bcde"), Some(1));
         // Non-ASCII bytes are text (UTF-8 continuation and lead bytes).
-        assert!(!ends_text(word(b"caf\xc3\xa9 ok")));
-        assert!(!ends_text(word(b"\xff\xfe\x80\x81\x90\xa0\xc0\xe0")));
+        assert_eq!(first_end(*b"caf\xc3\xa9 ok"), None);
+        assert_eq!(first_end(*b"\xff\xfe\x80\x81\x90\xa0\xc0\xe0"), None);
+        assert_eq!(first_end(*b"\xff\xa0\x80\x9f\"\xa0\xc0\xe0"), Some(4));
+    }
+
+    #[test]
+    fn the_first_end_is_exact_for_every_byte_at_every_place() {
+        for place in 0..8 {
+            for byte in 0..=255u8 {
+                let mut text = *b"abcdefgh";
+                text[place] = byte;
+                let ends = byte == b'"' || byte == b'\\' || byte < 0x20;
+                assert_eq!(
+                    first_end(text),
+                    ends.then_some(place as u32),
+                    "{byte:#x} at {place}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_end_is_exact_for_every_pair_of_bytes() {
+        let stops = |byte: u8| byte == b'"' || byte == b'\\' || byte < 0x20;
+        for low in 0..8 {
+            for high in low + 1..8 {
+                for first in 0..=255u8 {
+                    for second in 0..=255u8 {
+                        let mut text = *b"abcdefgh";
+                        text[low] = first;
+                        text[high] = second;
+                        let expected = if stops(first) {
+                            Some(low as u32)
+                        } else if stops(second) {
+                            Some(high as u32)
+                        } else {
+                            None
+                        };
+                        assert_eq!(first_end(text), expected, "{text:?}");
+                    }
+                }
+            }
+        }
     }
 }
