@@ -295,7 +295,8 @@ impl<'j, 'py> Scan<'j, 'py> {
             return Ok(Number::Float(if negative { -value } else { value }));
         }
         // Long or with an exponent: jiter's own decoder, on the number's text alone.
-        match NumberAny::from_bytes(&bytes[start..at], false) {
+        let spelled = bytes.get(start..at).ok_or(Fatal::Reread)?;
+        match NumberAny::from_bytes(spelled, false) {
             Ok(NumberAny::Int(NumberInt::Int(value))) => Ok(Number::Int(value)),
             Ok(NumberAny::Int(NumberInt::BigInt(value))) => {
                 Ok(Number::Big(value.to_string().into()))
