@@ -716,7 +716,7 @@ impl Engine {
     fn array_items<'v, 'py, S: Source<'py>>(
         source: &mut S,
         context: &mut Context<'py>,
-        item: &mut dyn FnMut(&mut S, &mut Context<'py>, usize) -> Built<'py>,
+        item: &mut impl FnMut(&mut S, &mut Context<'py>, usize) -> Built<'py>,
     ) -> Items {
         let head = source.head()?;
         if !matches!(head, Head::Array) {

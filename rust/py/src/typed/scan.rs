@@ -385,7 +385,7 @@ impl<'py> Source<'py> for Scan<'_, 'py> {
 
     fn items(
         &mut self,
-        visit: &mut dyn FnMut(&mut Self, usize) -> Result<(), Fatal>,
+        visit: &mut impl FnMut(&mut Self, usize) -> Result<(), Fatal>,
     ) -> Result<(), Fatal> {
         self.expect(b'[')?;
         if self.peek() == Some(b']') {
@@ -409,8 +409,8 @@ impl<'py> Source<'py> for Scan<'_, 'py> {
 
     fn entries<K>(
         &mut self,
-        key: &mut dyn FnMut(&str) -> K,
-        visit: &mut dyn FnMut(&mut Self, K) -> Result<(), Fatal>,
+        key: &mut impl FnMut(&str) -> K,
+        visit: &mut impl FnMut(&mut Self, K) -> Result<(), Fatal>,
     ) -> Result<(), Fatal> {
         self.expect(b'{')?;
         match self.peek() {

@@ -117,14 +117,14 @@ pub(crate) trait Source<'py> {
     /// After `head` returned `Array`: calls `visit` once per item, positioned on it.
     fn items(
         &mut self,
-        visit: &mut dyn FnMut(&mut Self, usize) -> Result<(), Fatal>,
+        visit: &mut impl FnMut(&mut Self, usize) -> Result<(), Fatal>,
     ) -> Result<(), Fatal>;
     /// After `head` returned `Object`: for each entry, maps the key with `key` and calls `visit`
     /// positioned on the value.
     fn entries<K>(
         &mut self,
-        key: &mut dyn FnMut(&str) -> K,
-        visit: &mut dyn FnMut(&mut Self, K) -> Result<(), Fatal>,
+        key: &mut impl FnMut(&str) -> K,
+        visit: &mut impl FnMut(&mut Self, K) -> Result<(), Fatal>,
     ) -> Result<(), Fatal>;
     /// Drops the next value (or the array/object whose head was just read).
     fn skip(&mut self) -> Result<(), Fatal>;
@@ -231,7 +231,7 @@ impl<'py> Source<'py> for Stream<'_, 'py> {
 
     fn items(
         &mut self,
-        visit: &mut dyn FnMut(&mut Self, usize) -> Result<(), Fatal>,
+        visit: &mut impl FnMut(&mut Self, usize) -> Result<(), Fatal>,
     ) -> Result<(), Fatal> {
         let mut next = self.jiter.known_array()?;
         let mut index = 0;
@@ -245,8 +245,8 @@ impl<'py> Source<'py> for Stream<'_, 'py> {
 
     fn entries<K>(
         &mut self,
-        key: &mut dyn FnMut(&str) -> K,
-        visit: &mut dyn FnMut(&mut Self, K) -> Result<(), Fatal>,
+        key: &mut impl FnMut(&str) -> K,
+        visit: &mut impl FnMut(&mut Self, K) -> Result<(), Fatal>,
     ) -> Result<(), Fatal> {
         let mut mapped = self.jiter.known_object()?.map(&mut *key);
         while let Some(current) = mapped {
@@ -421,7 +421,7 @@ impl<'py> Source<'py> for Tree<'_, 'py> {
 
     fn items(
         &mut self,
-        visit: &mut dyn FnMut(&mut Self, usize) -> Result<(), Fatal>,
+        visit: &mut impl FnMut(&mut Self, usize) -> Result<(), Fatal>,
     ) -> Result<(), Fatal> {
         let parent = self.current.clone();
         let result = match &parent {
@@ -454,8 +454,8 @@ impl<'py> Source<'py> for Tree<'_, 'py> {
 
     fn entries<K>(
         &mut self,
-        key: &mut dyn FnMut(&str) -> K,
-        visit: &mut dyn FnMut(&mut Self, K) -> Result<(), Fatal>,
+        key: &mut impl FnMut(&str) -> K,
+        visit: &mut impl FnMut(&mut Self, K) -> Result<(), Fatal>,
     ) -> Result<(), Fatal> {
         let parent = self.current.clone();
         let result = match &parent {
