@@ -641,3 +641,49 @@ def test_call_json_passes_leading_parameters_by_position_and_the_rest_by_name() 
     assert seen == [((1, 5, 6), {"d": 7}), ((1,), {"c": 6})]
     assert original.call_json('{"a": 1}') == 10
     assert ferrotool.function_schema(Recorder()).call_json('{"a": 1, "d": 0}') == 6
+
+
+# -- keys as the reader meets them -------------------------------------------------------------
+
+Awkward = TypedDict("Awkward", {'say "hi"': int, "back\\slash": str, "tab\tkey": bool, "ключ": int})
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"say \\"hi\\"": 1, "back\\\\slash": "x", "tab\\tkey": true, "ключ": 2}',
+        '{"ключ": 2, "tab\\u0009key": true, "back\\u005cslash": "x", "say \\u0022hi\\u0022": 1}',
+        '{"\\u043a\\u043b\\u044e\\u0447": 2, "say \\"hi\\"": 1, "tab\\tkey": true,'
+        ' "back\\\\slash": "x"}',
+    ],
+)
+def test_keys_needing_escapes_are_matched_decoded(raw: str) -> None:
+    schema = ferrotool.type_schema(Awkward)
+    assert schema.validate_json(raw) == {
+        'say "hi"': 1,
+        "back\\slash": "x",
+        "tab\tkey": True,
+        "ключ": 2,
+    }
+    assert schema.validate_json(raw.encode()) == schema.validate_json(raw)
+
+
+def test_escaped_spelling_of_a_plain_key_is_the_key() -> None:
+    """``"\\u0073ku"`` is the key ``sku``; ``"sku "`` or ``"sk"`` are other keys."""
+    schema = ferrotool.type_schema(LineItem)
+    assert schema.validate_json('{"\\u0073ku": "a", "q\\u0074y": 2}') == LineItem("a", 2)
+    assert schema.validate_json('{ "qty" :2 , "sku":"a" }') == LineItem("a", 2)
+    codes = {
+        (e.code, e.path)
+        for e in errors_of(schema.validate_json, '{"sku ": "a", "sk": "b", "qty": 2}')
+    }
+    assert ("missing_property", ()) in codes
+
+
+def test_a_name_with_a_backslash_is_not_matched_by_its_raw_bytes() -> None:
+    """``{"a\\": 1, "b": 2}`` is no JSON (the key's quote is escaped), though its bytes start with
+    the field name ``a\\`` in quotes."""
+    schema = ferrotool.type_schema(TypedDict("Slash", {"a\\": int, "b": int}))
+    (error,) = errors_of(schema.validate_json, '{"a\\": 1, "b": 2}')
+    assert error.code == "invalid_json"
+    assert schema.validate_json('{"a\\\\": 1, "b": 2}') == {"a\\": 1, "b": 2}

@@ -911,54 +911,41 @@ impl Engine {
         }
         let mut seen = Seen::new(record.fields.len());
         // Keys usually arrive in declaration order: the field after the last one matched is
-        // tried first.
-        let mut expected = 0;
-        source.entries(
-            &mut |key| {
-                let index = record.field_after(expected, key);
-                if let Some(index) = index {
-                    expected = index + 1;
-                }
-                index.ok_or_else(|| Box::<str>::from(key))
-            },
-            &mut |source, key| match key {
-                Ok(index) => {
-                    let Some(field) = record.fields.get(index) else {
-                        return Ok(());
-                    };
-                    seen.insert(index);
-                    let before = context.errors.len();
-                    let value = self.child(&field.node, source, context);
-                    context.under(before, || PathItem::Key(field.name.as_ref().into()));
-                    if let Some(value) = value? {
-                        match &kwargs {
-                            Some(kwargs) => kwargs.set_item(field.key.bind(py), value)?,
-                            None => {
-                                if let Some(slot) = context.values.get_mut(base + index) {
-                                    *slot = Some(value);
-                                }
+        // tried first (see `Source::fields`).
+        source.fields(record, &mut |source, key| match key {
+            Ok(index) => {
+                let Some(field) = record.fields.get(index) else {
+                    return Ok(());
+                };
+                seen.insert(index);
+                let before = context.errors.len();
+                let value = self.child(&field.node, source, context);
+                context.under(before, || PathItem::Key(field.name.as_ref().into()));
+                if let Some(value) = value? {
+                    match &kwargs {
+                        Some(kwargs) => kwargs.set_item(field.key.bind(py), value)?,
+                        None => {
+                            if let Some(slot) = context.values.get_mut(base + index) {
+                                *slot = Some(value);
                             }
                         }
                     }
-                    Ok(())
                 }
-                Err(unknown) => {
-                    source.skip()?;
-                    if record.closed {
-                        let found = format!("property {unknown:?}");
-                        let before = context.errors.len();
-                        let result = context.error(
-                            ErrorCode::UnexpectedProperty,
-                            record.allowed.clone(),
-                            found,
-                        );
-                        context.under(before, || PathItem::Key(unknown.clone()));
-                        result?;
-                    }
-                    Ok(())
+                Ok(())
+            }
+            Err(unknown) => {
+                source.skip()?;
+                if record.closed {
+                    let found = format!("property {unknown:?}");
+                    let before = context.errors.len();
+                    let result =
+                        context.error(ErrorCode::UnexpectedProperty, record.allowed.clone(), found);
+                    context.under(before, || PathItem::Key(unknown.clone()));
+                    result?;
                 }
-            },
-        )?;
+                Ok(())
+            }
+        })?;
         context.leave();
         if record.required_count > 0 && !seen.has_all(record.required_mask) {
             for (index, field) in record.fields.iter().enumerate() {

@@ -194,6 +194,9 @@ fn dataclass_build(class: &Bound<'_, PyAny>, record: &Record) -> PyResult<Option
 
 pub(crate) struct FieldNode {
     pub(crate) name: Box<str>,
+    /// The key as JSON text, quotes included, when it is written without escapes (no `"`,
+    /// `\` or control character in the name): what a reader of raw text may compare bytes with.
+    pub(crate) spelled: Option<Box<[u8]>>,
     pub(crate) key: Py<PyString>,
     pub(crate) node: Node,
     pub(crate) required: bool,
@@ -358,8 +361,17 @@ impl<'py> Compiler<'_, 'py> {
     }
 
     fn field(&mut self, field: &Field) -> PyResult<FieldNode> {
+        let plain = !field
+            .name
+            .bytes()
+            .any(|byte| byte == b'"' || byte == b'\\' || byte < 0x20);
         Ok(FieldNode {
             name: field.name.clone().into_boxed_str(),
+            spelled: plain.then(|| {
+                format!("\"{}\"", field.name)
+                    .into_bytes()
+                    .into_boxed_slice()
+            }),
             key: PyString::intern(self.py, &field.name).unbind(),
             node: self.node(&field.ty)?,
             required: field.required,

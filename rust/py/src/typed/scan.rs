@@ -14,6 +14,7 @@ use std::borrow::Cow;
 use jiter::{Jiter, NumberAny, NumberInt};
 use pyo3::prelude::*;
 
+use super::compile::RecordNode;
 use super::convert::json_to_python;
 use super::source::{Captured, Fatal, Head, Scalar, Shape, Source};
 
@@ -306,6 +307,42 @@ impl<'j, 'py> Scan<'j, 'py> {
         }
     }
 
+    /// An object's entries: `key` reads each key (positioned on its opening quote), `visit`
+    /// its value.
+    fn object<K>(
+        &mut self,
+        key: &mut impl FnMut(&mut Self) -> Result<K, Fatal>,
+        visit: &mut impl FnMut(&mut Self, K) -> Result<(), Fatal>,
+    ) -> Result<(), Fatal> {
+        self.expect(b'{')?;
+        match self.peek() {
+            Some(b'}') => {
+                self.index += 1;
+                return Ok(());
+            }
+            Some(b'"') => {}
+            _ => return Err(Fatal::Reread),
+        }
+        loop {
+            let mapped = key(self)?;
+            self.expect(b':')?;
+            visit(self, mapped)?;
+            match self.peek() {
+                Some(b',') => {
+                    self.index += 1;
+                    if self.peek() != Some(b'"') {
+                        return Err(Fatal::Reread);
+                    }
+                }
+                Some(b'}') => {
+                    self.index += 1;
+                    return Ok(());
+                }
+                _ => return Err(Fatal::Reread),
+            }
+        }
+    }
+
     /// A jiter on the next value (whitespace passed), and the offset its positions are
     /// relative to.
     fn jiter(&mut self) -> (Jiter<'j>, usize) {
@@ -412,33 +449,45 @@ impl<'py> Source<'py> for Scan<'_, 'py> {
         key: &mut impl FnMut(&str) -> K,
         visit: &mut impl FnMut(&mut Self, K) -> Result<(), Fatal>,
     ) -> Result<(), Fatal> {
-        self.expect(b'{')?;
-        match self.peek() {
-            Some(b'}') => {
-                self.index += 1;
-                return Ok(());
-            }
-            Some(b'"') => {}
-            _ => return Err(Fatal::Reread),
-        }
-        loop {
-            let mapped = key(self.string()?);
-            self.expect(b':')?;
-            visit(self, mapped)?;
-            match self.peek() {
-                Some(b',') => {
-                    self.index += 1;
-                    if self.peek() != Some(b'"') {
-                        return Err(Fatal::Reread);
-                    }
+        self.object(&mut |scan| scan.string().map(&mut *key), visit)
+    }
+
+    /// A key is first compared, as bytes, with the field expected next (when its name needs no
+    /// escape); anything else is read as a string and looked up.
+    fn fields(
+        &mut self,
+        record: &RecordNode,
+        visit: &mut impl FnMut(&mut Self, Result<usize, Box<str>>) -> Result<(), Fatal>,
+    ) -> Result<(), Fatal> {
+        let mut expected = 0;
+        let mut key = |scan: &mut Self| {
+            let spelled = record
+                .fields
+                .get(expected)
+                .and_then(|field| field.spelled.as_deref());
+            let index = match spelled {
+                Some(spelled)
+                    if scan
+                        .bytes()
+                        .get(scan.index..)
+                        .is_some_and(|rest| rest.starts_with(spelled)) =>
+                {
+                    scan.index += spelled.len();
+                    Ok(expected)
                 }
-                Some(b'}') => {
-                    self.index += 1;
-                    return Ok(());
+                _ => {
+                    let text = scan.string()?;
+                    record
+                        .field_index(text)
+                        .ok_or_else(|| Box::<str>::from(text))
                 }
-                _ => return Err(Fatal::Reread),
+            };
+            if let Ok(index) = index {
+                expected = index + 1;
             }
-        }
+            Ok(index)
+        };
+        self.object(&mut key, visit)
     }
 
     fn skip(&mut self) -> Result<(), Fatal> {

@@ -6,6 +6,7 @@ use jiter::{Jiter, JiterError, JsonValue, NumberAny, NumberInt, Peek};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
+use super::compile::RecordNode;
 use super::convert::json_to_python;
 
 /// Stops a validation run: the input is not JSON, Python raised, or enough errors were found.
@@ -126,6 +127,26 @@ pub(crate) trait Source<'py> {
         key: &mut impl FnMut(&str) -> K,
         visit: &mut impl FnMut(&mut Self, K) -> Result<(), Fatal>,
     ) -> Result<(), Fatal>;
+    /// At an object (its shape read): for each entry, the index of the field of `record` its
+    /// key names (the field after the last one matched is tried first), or the unknown key,
+    /// and `visit` positioned on the value.
+    fn fields(
+        &mut self,
+        record: &RecordNode,
+        visit: &mut impl FnMut(&mut Self, Result<usize, Box<str>>) -> Result<(), Fatal>,
+    ) -> Result<(), Fatal> {
+        let mut expected = 0;
+        self.entries(
+            &mut |key| {
+                let index = record.field_after(expected, key);
+                if let Some(index) = index {
+                    expected = index + 1;
+                }
+                index.ok_or_else(|| Box::<str>::from(key))
+            },
+            visit,
+        )
+    }
     /// Drops the next value (or the array/object whose head was just read).
     fn skip(&mut self) -> Result<(), Fatal>;
     /// Captures the next value so it can be read several times.
