@@ -105,6 +105,7 @@ impl NumberCheck {
         }
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.minimum.is_none() && self.maximum.is_none() && self.multiple_of.is_none()
     }

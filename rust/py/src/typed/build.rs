@@ -255,13 +255,17 @@ impl Engine {
             (_, Scalar::Untouched) => self.value(node, source, context),
             (Node::Str(_), Scalar::Str(text)) => Ok(Some(PyString::new(py, text).into_any())),
             (Node::Int(check), Scalar::Int(number)) => {
-                if let Err((code, expected)) = check.check(Number::I64(number)) {
+                if !check.is_empty()
+                    && let Err((code, expected)) = check.check(Number::I64(number))
+                {
                     return context.error(code, expected, describe(&Head::Int(number)));
                 }
                 Ok(Some(int_object(py, number)))
             }
             (Node::Float(check), Scalar::Float(number)) => {
-                if let Err((code, expected)) = check.check(Number::F64(number)) {
+                if !check.is_empty()
+                    && let Err((code, expected)) = check.check(Number::F64(number))
+                {
                     return context.error(code, expected, describe(&Head::Float(number)));
                 }
                 Ok(Some(PyFloat::new(py, number).into_any()))
