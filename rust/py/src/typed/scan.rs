@@ -225,7 +225,8 @@ impl<'j, 'py> Scan<'j, 'py> {
     }
 
     /// The number at the current byte (`-` or a digit), in JSON's grammar.
-    #[inline]
+    #[allow(clippy::inline_always)] // Measured: 2% fewer instructions on S4, no result in memory.
+    #[inline(always)]
     fn number(&mut self) -> Result<Number, Fatal> {
         let bytes = self.bytes();
         let start = self.index;
