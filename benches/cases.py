@@ -265,9 +265,14 @@ def msgspec_call(fn: Callable[..., Any]) -> Callable[[bytes], Any]:
 
     msgspec stops at the first error: its "list" is one message.
     """
+    return _msgspec_run(fn, _kwargs_typeddict(fn))
+
+
+def _msgspec_run(fn: Callable[..., Any], kwargs_type: Any) -> Callable[[bytes], Any]:
+    """``fn(**decode(raw))`` with msgspec decoding into ``kwargs_type``; the error as a list."""
     import msgspec
 
-    decode = msgspec.json.Decoder(_kwargs_typeddict(fn)).decode
+    decode = msgspec.json.Decoder(kwargs_type).decode
     error = msgspec.ValidationError
 
     def run(raw: bytes) -> Any:
@@ -307,20 +312,8 @@ def msgspec_struct_call(fn: Callable[..., Any]) -> Callable[[bytes], Any]:
     Not the same work as the others (the function gets Structs, not the dataclasses its
     annotations name): it shows what building records costs when the record type is msgspec's.
     """
-    import msgspec
-
     made: dict[type, type] = {}
-    struct_kwargs = _kwargs_typeddict(fn, lambda hint: _as_structs(hint, made))
-    decode = msgspec.json.Decoder(struct_kwargs).decode
-    error = msgspec.ValidationError
-
-    def run(raw: bytes) -> Any:
-        try:
-            return fn(**decode(raw))
-        except error as exc:
-            return [str(exc)]
-
-    return run
+    return _msgspec_run(fn, _kwargs_typeddict(fn, lambda hint: _as_structs(hint, made)))
 
 
 def jsonschema_rs_call(fn: Callable[..., Any]) -> Callable[[bytes], Any]:
