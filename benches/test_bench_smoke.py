@@ -215,7 +215,7 @@ def test_distinct_tools_register() -> None:
     assert anyio.run(toolkit.call_tool, block).content == "Oslo"
 
 
-@pytest.mark.skipif(not t.HAS_PROVIDERS, reason="ferrotool._providers is not there yet")
+@pytest.mark.skipif(not t.HAS_PROVIDERS, reason="ferrotool.providers._definitions is not there yet")
 def test_schemas_of_registered_tools() -> None:
     toolkit = t.schema_toolkit(5)
     tools = toolkit.schemas("openai_chat")

@@ -6,40 +6,31 @@ Define tools with `tool` (typed functions) or `ToolBase` (explicit classes), reg
 can make comes back as a `ToolResultBlock` it can act on.
 """
 
-from ferrotool._content import ContentBlock, ImageBlock, JsonBlock, TextBlock
-from ferrotool._context import (
-    Agent,
-    AgentState,
-    Emitter,
-    ProgressSink,
-    RuntimeContext,
-    ToolProgress,
-)
 from ferrotool._core import ErrorDetail, JsonSchemaValidator, ValidationError
-from ferrotool._errors import SchemaError
-from ferrotool._groups import BASIC, ToolGroup, ToolGroupScope
-from ferrotool._json import JsonValue
-from ferrotool._meta import RESET_TOOLS
-from ferrotool._params import Param
-from ferrotool._paths import DEFAULT_DANGEROUS_DIRECTORIES, DEFAULT_DANGEROUS_FILES
-from ferrotool._permissions import (
+from ferrotool._permissions.decisions import (
     PermissionBehavior,
     PermissionContext,
     PermissionDecision,
     PermissionMode,
     PermissionRule,
 )
-from ferrotool._providers import (
-    PROVIDER_FORMATS,
-    ProviderFormat,
-    SchemaChange,
-    StrictSchemaWarning,
-    ToolDefinition,
-    tool_definition,
+from ferrotool._permissions.paths import DEFAULT_DANGEROUS_DIRECTORIES, DEFAULT_DANGEROUS_FILES
+from ferrotool._registry.toolkit import (
+    RegistrationError,
+    Registry,
+    Toolkit,
+    ToolkitConfig,
+    session_key,
 )
-from ferrotool._request import NO_REQUEST_CONFIG, SchemaOnlyTool, ToolMergeMode, ToolRequestConfig
-from ferrotool._results import ToolResultBlock, ToolResultState, ToolUseBlock
-from ferrotool._schema import (
+from ferrotool._registry.view import ToolView
+from ferrotool._requests.config import (
+    NO_REQUEST_CONFIG,
+    SchemaOnlyTool,
+    ToolMergeMode,
+    ToolRequestConfig,
+)
+from ferrotool._schema.params import Param
+from ferrotool._schema.schema import (
     DEFAULT_LIMITS,
     FunctionSchema,
     Limits,
@@ -47,8 +38,7 @@ from ferrotool._schema import (
     function_schema,
     type_schema,
 )
-from ferrotool._spec import ToolSpec
-from ferrotool._state import (
+from ferrotool._session.state import (
     EMPTY_STATE,
     InMemorySessionStore,
     SessionConflict,
@@ -57,7 +47,7 @@ from ferrotool._state import (
     ToolContextState,
     update_session,
 )
-from ferrotool._tool import (
+from ferrotool._tools.function import (
     INJECT,
     AgentTool,
     DocumentationWarning,
@@ -70,8 +60,29 @@ from ferrotool._tool import (
     ToolOptions,
     tool,
 )
-from ferrotool._toolkit import RegistrationError, Registry, Toolkit, ToolkitConfig, session_key
-from ferrotool._views import ToolView
+from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
+from ferrotool._values.content import ContentBlock, ImageBlock, JsonBlock, TextBlock
+from ferrotool._values.context import (
+    Agent,
+    AgentState,
+    Emitter,
+    ProgressSink,
+    RuntimeContext,
+    ToolProgress,
+)
+from ferrotool._values.groups import BASIC, ToolGroup, ToolGroupScope
+from ferrotool._values.json import JsonValue
+from ferrotool._values.spec import ToolSpec
+from ferrotool.builtins.reset_tools import RESET_TOOLS
+from ferrotool.errors import SchemaError
+from ferrotool.providers._definitions import (
+    PROVIDER_FORMATS,
+    ProviderFormat,
+    SchemaChange,
+    StrictSchemaWarning,
+    ToolDefinition,
+    tool_definition,
+)
 
 __version__ = "0.1.0"
 

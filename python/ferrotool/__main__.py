@@ -2,6 +2,6 @@
 
 import sys
 
-from ferrotool._cli import main
+from ferrotool.cli import main
 
 sys.exit(main())

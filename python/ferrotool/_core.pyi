@@ -5,9 +5,9 @@ from typing import Any, Self, final
 
 from typing_extensions import disjoint_base
 
-from ferrotool._context import ProgressSink, RuntimeContext
-from ferrotool._json import JsonValue
-from ferrotool._results import ToolResultBlock, ToolUseBlock
+from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
+from ferrotool._values.context import ProgressSink, RuntimeContext
+from ferrotool._values.json import JsonValue
 
 __all__ = [
     "ErrorDetail",

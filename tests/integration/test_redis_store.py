@@ -11,7 +11,7 @@ import anyio.lowlevel
 import pytest
 
 from ferrotool import ToolUseBlock
-from ferrotool._state import (
+from ferrotool._session.state import (
     EMPTY_STATE,
     InMemorySessionStore,
     SessionConflict,
@@ -22,7 +22,7 @@ from ferrotool._state import (
 )
 
 if TYPE_CHECKING:
-    from ferrotool._redis import RedisSessionStore
+    from ferrotool.redis import RedisSessionStore
 
 # Marked here as well as by tests/conftest.py: anyio's plugin drops the parameters of an async
 # test whose mark is only added after collection.
@@ -37,7 +37,7 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[SessionStore]:
     if request.param == "memory":
         yield InMemorySessionStore()
         return
-    from ferrotool._redis import RedisSessionStore
+    from ferrotool.redis import RedisSessionStore
 
     url: str = request.getfixturevalue("redis_url")
     prefix: str = request.getfixturevalue("redis_prefix")
@@ -48,7 +48,7 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[SessionStore]:
 @pytest.fixture
 def make_redis_store(redis_url: str, redis_prefix: str) -> Callable[..., RedisSessionStore]:
     """Redis stores under this test's prefix; the test closes them (``async with``)."""
-    from ferrotool._redis import RedisSessionStore
+    from ferrotool.redis import RedisSessionStore
 
     def make(*, ttl: float | None = None, decode_responses: bool = False) -> RedisSessionStore:
         return RedisSessionStore.from_url(
@@ -262,7 +262,7 @@ async def test_keys_with_colons_and_unicode_do_not_collide(store: SessionStore) 
 
 def test_redis_keys_are_distinct_and_prefixed() -> None:
     pytest.importorskip("redis")
-    from ferrotool._redis import RedisSessionStore
+    from ferrotool.redis import RedisSessionStore
 
     store = RedisSessionStore.from_url("redis://127.0.0.1:1/0", prefix="p:")
     names = [store.redis_key(key) for key in TRICKY_KEYS]
@@ -275,7 +275,7 @@ def test_redis_keys_are_distinct_and_prefixed() -> None:
 @pytest.mark.parametrize("ttl", [0, -1.0, float("nan"), float("inf")])
 def test_redis_ttl_must_be_positive(ttl: float) -> None:
     pytest.importorskip("redis")
-    from ferrotool._redis import RedisSessionStore
+    from ferrotool.redis import RedisSessionStore
 
     with pytest.raises(ValueError, match="ttl must be a positive number"):
         RedisSessionStore.from_url("redis://127.0.0.1:1/0", ttl=ttl)

@@ -9,7 +9,7 @@ import sys
 import anyio
 import pytest
 
-from ferrotool._state import SessionKey
+from ferrotool._session.state import SessionKey
 
 pytestmark = pytest.mark.anyio
 
@@ -25,8 +25,8 @@ import json, sys, time
 import anyio
 import redis
 
-from ferrotool._redis import RedisSessionStore
-from ferrotool._state import SessionKey, update_session
+from ferrotool.redis import RedisSessionStore
+from ferrotool._session.state import SessionKey, update_session
 
 url, prefix, letter, updates, delay = sys.argv[1:6]
 updates, delay = int(updates), float(delay)
@@ -101,7 +101,7 @@ async def run_writers(url: str, prefix: str, delay: float) -> list[dict[str, int
 
 
 async def test_two_processes_lose_no_update(redis_url: str, redis_prefix: str) -> None:
-    from ferrotool._redis import RedisSessionStore
+    from ferrotool.redis import RedisSessionStore
 
     # Without a delay the two writers usually collide on their own; if they did not, run again
     # with a change that takes a millisecond between load and compare-and-set.

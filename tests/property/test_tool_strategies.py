@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ferrotool import AgentTool, Toolkit, ToolResultState, ToolUseBlock
-from ferrotool._demo import demo_toolkit
+from ferrotool.cli.demo import demo_toolkit
 from ferrotool.testing import InvalidArguments, invalid_arguments, valid_arguments
 
 DEMO = demo_toolkit()
@@ -17,7 +17,7 @@ TOOLS = [tool for name in DEMO.names() if (tool := DEMO.get_tool(name)) is not N
 
 
 def run(toolkit: Toolkit, name: str, arguments: str) -> Any:
-    from ferrotool._demo import DEMO_CONTEXT
+    from ferrotool.cli.demo import DEMO_CONTEXT
 
     return anyio.run(toolkit.call_tool, ToolUseBlock("p", name, arguments), DEMO_CONTEXT)
 

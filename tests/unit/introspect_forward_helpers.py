@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Annotated, Literal, NamedTuple, NotRequired, Required, TypedDict
 
-from ferrotool._params import Param
+from ferrotool._schema.params import Param
 
 
 @dataclasses.dataclass

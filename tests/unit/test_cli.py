@@ -9,9 +9,9 @@ import sys
 import orjson
 import pytest
 
-from ferrotool._cli import main
+from ferrotool.cli import main
 
-DEMO = "ferrotool._demo"
+DEMO = "ferrotool.cli.demo"
 
 
 def run(*argv: str) -> tuple[int, str]:

@@ -15,8 +15,8 @@ import pydantic
 import pytest
 
 from ferrotool import _core
-from ferrotool._introspect import function_ir, type_ir
-from ferrotool._params import Param
+from ferrotool._schema.introspect import function_ir, type_ir
+from ferrotool._schema.params import Param
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ferrotool import _docstrings
-from ferrotool._docstrings import (
+from ferrotool._schema import docstrings as _docstrings
+from ferrotool._schema.docstrings import (
     DocParam,
     Docstring,
     check_documented,

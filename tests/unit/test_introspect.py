@@ -31,9 +31,9 @@ import pytest
 from typing_extensions import Doc, ReadOnly, TypeAliasType
 
 import ferrotool
-from ferrotool._errors import SchemaError
-from ferrotool._introspect import docstring_summary, function_ir, type_ir
-from ferrotool._params import Param
+from ferrotool._schema.introspect import docstring_summary, function_ir, type_ir
+from ferrotool._schema.params import Param
+from ferrotool.errors import SchemaError
 
 
 def ir_of(tp: object) -> object:

@@ -28,7 +28,7 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 import ferrotool
 from ferrotool import JsonSchemaValidator, Param, ValidationError, function_schema
-from ferrotool._spec import ToolSpec
+from ferrotool._values.spec import ToolSpec
 from ferrotool.testing import (
     MUTATION_KINDS,
     HasSpec,

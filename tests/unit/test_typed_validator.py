@@ -16,7 +16,7 @@ import pytest
 
 import ferrotool
 from ferrotool import Limits, Param, ValidationError, _core
-from ferrotool._introspect import function_ir
+from ferrotool._schema.introspect import function_ir
 
 
 @dataclasses.dataclass

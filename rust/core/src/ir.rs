@@ -1,6 +1,6 @@
 //! The type IR: what a Python annotation means, as plain data.
 //!
-//! Python (`ferrotool._introspect`) reads annotations and emits this IR as JSON (version
+//! Python (`ferrotool._schema.introspect`) reads annotations and emits this IR as JSON (version
 //! [`IR_VERSION`]); [`crate::derive`] turns it into a JSON Schema and the binding compiles it into
 //! a typed validator. Python objects (record constructors, enum classes, pydantic models) never
 //! enter the IR: they are looked up by name in a side table owned by the binding.

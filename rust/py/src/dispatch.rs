@@ -114,7 +114,7 @@ static USE_BLOCK: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 /// `ToolUseBlock`, by attribute from anything else.
 fn field<'py>(call: &Bound<'py, PyAny>, which: Field) -> PyResult<Bound<'py, PyAny>> {
     let py = call.py();
-    let class = USE_BLOCK.import(py, "ferrotool._results", "ToolUseBlock")?;
+    let class = USE_BLOCK.import(py, "ferrotool._values.calls", "ToolUseBlock")?;
     if call.get_type_ptr() == class.as_type_ptr()
         && let Ok(tuple) = call.cast::<PyTuple>()
     {

@@ -6,12 +6,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, final
 
-from ferrotool._groups import ToolGroup, ToolGroupScope
-from ferrotool._json import JsonValue
-from ferrotool._permissions import PermissionContext, PermissionDecision
-from ferrotool._results import ToolResultBlock
-from ferrotool._state import SessionKey, SessionStore, ToolContextState, update_session
-from ferrotool._tool import ToolBase, ToolCallParam
+from ferrotool._permissions.decisions import PermissionContext, PermissionDecision
+from ferrotool._session.state import SessionKey, SessionStore, ToolContextState, update_session
+from ferrotool._tools.function import ToolBase, ToolCallParam
+from ferrotool._values.calls import ToolResultBlock
+from ferrotool._values.groups import ToolGroup, ToolGroupScope
+from ferrotool._values.json import JsonValue
 
 RESET_TOOLS: Final = "reset_tools"
 """The meta tool's name."""

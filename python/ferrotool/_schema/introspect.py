@@ -50,8 +50,7 @@ from typing import Final, TypeAlias, cast
 import orjson
 import typing_extensions
 
-from ferrotool._errors import SchemaError
-from ferrotool._ir import (
+from ferrotool._schema.ir import (
     IR_VERSION,
     ContainerName,
     EnumIR,
@@ -63,8 +62,9 @@ from ferrotool._ir import (
     StringValueName,
     TypeIR,
 )
-from ferrotool._json import JsonValue
-from ferrotool._params import Param
+from ferrotool._schema.params import Param
+from ferrotool._values.json import JsonValue
+from ferrotool.errors import SchemaError
 
 Objects: TypeAlias = Mapping[str, tuple[str, object]]
 """Side table: record, enum or model name -> (style, Python class).

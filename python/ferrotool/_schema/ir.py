@@ -1,6 +1,6 @@
 """The type IR as typed dicts: the exact JSON form of ``rust/core/src/ir.rs`` (version 1).
 
-These are for typing only; `ferrotool._introspect` builds plain dicts of these shapes and
+These are for typing only; `ferrotool._schema.introspect` builds plain dicts of these shapes and
 serializes them with orjson. Keys that ``ir.rs`` skips when empty are ``NotRequired`` here.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, Required, TypeAlias, TypedDict
 
-from ferrotool._json import JsonValue
+from ferrotool._values.json import JsonValue
 
 IR_VERSION: Literal[1] = 1
 """The IR version this module emits (``ir::IR_VERSION``)."""

@@ -35,26 +35,22 @@ import orjson
 from typing_extensions import Unpack
 
 from ferrotool import _core
-from ferrotool._context import Agent, AgentState, Emitter, ProgressSink, RuntimeContext
-from ferrotool._docstrings import Docstring, check_documented, parse_docstring
-from ferrotool._errors import SchemaError
-from ferrotool._introspect import docstring_summary
-from ferrotool._json import JsonValue
-from ferrotool._params import Param
-from ferrotool._paths import (
-    DEFAULT_DANGEROUS_DIRECTORIES,
-    DEFAULT_DANGEROUS_FILES,
-    is_dangerous_path,
-    merge_paths,
-)
-from ferrotool._permissions import (
+from ferrotool._permissions.decisions import (
     PermissionBehavior,
     PermissionContext,
     PermissionDecision,
     PermissionRule,
 )
-from ferrotool._results import ToolUseBlock
-from ferrotool._schema import (
+from ferrotool._permissions.paths import (
+    DEFAULT_DANGEROUS_DIRECTORIES,
+    DEFAULT_DANGEROUS_FILES,
+    is_dangerous_path,
+    merge_paths,
+)
+from ferrotool._schema.docstrings import Docstring, check_documented, parse_docstring
+from ferrotool._schema.introspect import docstring_summary
+from ferrotool._schema.params import Param
+from ferrotool._schema.schema import (
     DEFAULT_LIMITS,
     FunctionSchema,
     Limits,
@@ -62,7 +58,11 @@ from ferrotool._schema import (
     function_schema,
     type_schema,
 )
-from ferrotool._spec import ToolSpec, check_tool_name
+from ferrotool._values.calls import ToolUseBlock
+from ferrotool._values.context import Agent, AgentState, Emitter, ProgressSink, RuntimeContext
+from ferrotool._values.json import JsonValue
+from ferrotool._values.spec import ToolSpec, check_tool_name
+from ferrotool.errors import SchemaError
 
 P = ParamSpec("P")
 R = TypeVar("R")

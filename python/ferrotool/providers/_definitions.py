@@ -18,8 +18,8 @@ from typing import Final, Literal, TypeAlias, final
 import orjson
 
 from ferrotool._core import provider_schema
-from ferrotool._json import JsonValue
-from ferrotool._spec import ToolSpec
+from ferrotool._values.json import JsonValue
+from ferrotool._values.spec import ToolSpec
 
 ProviderFormat: TypeAlias = Literal["openai_chat", "openai_responses", "anthropic", "gemini", "mcp"]
 """The tool-definition formats `tool_definition` builds."""

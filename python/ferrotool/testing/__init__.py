@@ -56,8 +56,8 @@ from urllib.parse import quote, unquote
 import orjson
 
 from ferrotool._core import JsonSchemaValidator
-from ferrotool._json import JsonValue
-from ferrotool._spec import ToolSpec
+from ferrotool._values.json import JsonValue
+from ferrotool._values.spec import ToolSpec
 
 
 @runtime_checkable

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import final
 
-from ferrotool._context import EMPTY_CONTEXT, RuntimeContext
-from ferrotool._json import JsonValue
+from ferrotool._values.context import EMPTY_CONTEXT, RuntimeContext
+from ferrotool._values.json import JsonValue
 
 
 class PermissionBehavior(enum.StrEnum):

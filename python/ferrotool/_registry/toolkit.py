@@ -22,24 +22,15 @@ import anyio.to_thread
 import orjson
 
 from ferrotool import _core
-from ferrotool._content import CONTENT_TYPES, ContentBlock, TextBlock
-from ferrotool._context import EMPTY_CONTEXT, Emitter, ProgressSink, RuntimeContext
 from ferrotool._core import ValidationError
-from ferrotool._groups import BASIC, ToolGroup, ToolGroupScope
-from ferrotool._json import JsonValue
-from ferrotool._meta import RESET_TOOLS, ResetTools
-from ferrotool._permissions import PermissionBehavior, PermissionContext, PermissionDecision
-from ferrotool._providers import ProviderFormat, tool_definition
-from ferrotool._request import NO_REQUEST_CONFIG, ToolMergeMode, ToolRequestConfig
-from ferrotool._results import (
-    APPROVAL_KEY,
-    ToolResultBlock,
-    ToolResultState,
-    ToolUseBlock,
+from ferrotool._permissions.decisions import (
+    PermissionBehavior,
+    PermissionContext,
+    PermissionDecision,
 )
-from ferrotool._spec import ToolSpec
-from ferrotool._state import EMPTY_STATE, SessionKey, SessionStore, ToolContextState
-from ferrotool._tool import (
+from ferrotool._requests.config import NO_REQUEST_CONFIG, ToolMergeMode, ToolRequestConfig
+from ferrotool._session.state import EMPTY_STATE, SessionKey, SessionStore, ToolContextState
+from ferrotool._tools.function import (
     AgentTool,
     FunctionTool,
     InjectionError,
@@ -48,9 +39,22 @@ from ferrotool._tool import (
     ToolCallParam,
     tool,
 )
+from ferrotool._values.calls import (
+    APPROVAL_KEY,
+    ToolResultBlock,
+    ToolResultState,
+    ToolUseBlock,
+)
+from ferrotool._values.content import CONTENT_TYPES, ContentBlock, TextBlock
+from ferrotool._values.context import EMPTY_CONTEXT, Emitter, ProgressSink, RuntimeContext
+from ferrotool._values.groups import BASIC, ToolGroup, ToolGroupScope
+from ferrotool._values.json import JsonValue
+from ferrotool._values.spec import ToolSpec
+from ferrotool.builtins.reset_tools import RESET_TOOLS, ResetTools
+from ferrotool.providers._definitions import ProviderFormat, tool_definition
 
 if TYPE_CHECKING:
-    from ferrotool._views import ToolView
+    from ferrotool._registry.view import ToolView
 
 _log = logging.getLogger("ferrotool")
 
@@ -591,7 +595,7 @@ class _ToolSet(_core.ToolCaller):
             store: Where ``reset_tools`` stores the session's new state.
             key: The session ``reset_tools`` changes.
         """
-        from ferrotool._views import ToolView
+        from ferrotool._registry.view import ToolView
 
         return ToolView(self, self._table, state, config or NO_REQUEST_CONFIG, store, key)
 

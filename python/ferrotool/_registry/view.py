@@ -14,20 +14,20 @@ from typing import TYPE_CHECKING, Any, final
 
 import orjson
 
-from ferrotool._context import EMPTY_CONTEXT, ProgressSink, RuntimeContext
-from ferrotool._groups import BASIC
-from ferrotool._json import JsonValue
-from ferrotool._meta import SessionHandle
-from ferrotool._providers import ProviderFormat
-from ferrotool._request import ToolMergeMode, ToolRequestConfig
-from ferrotool._results import ToolResultBlock, ToolUseBlock
-from ferrotool._spec import ToolSpec
-from ferrotool._state import SessionKey, SessionStore, ToolContextState
-from ferrotool._tool import AgentTool
-from ferrotool._toolkit import _compile, _definitions, _resolved, _unknown
+from ferrotool._registry.toolkit import _compile, _definitions, _resolved, _unknown
+from ferrotool._requests.config import ToolMergeMode, ToolRequestConfig
+from ferrotool._session.state import SessionKey, SessionStore, ToolContextState
+from ferrotool._tools.function import AgentTool
+from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
+from ferrotool._values.context import EMPTY_CONTEXT, ProgressSink, RuntimeContext
+from ferrotool._values.groups import BASIC
+from ferrotool._values.json import JsonValue
+from ferrotool._values.spec import ToolSpec
+from ferrotool.builtins.reset_tools import SessionHandle
+from ferrotool.providers._definitions import ProviderFormat
 
 if TYPE_CHECKING:
-    from ferrotool._toolkit import ToolkitConfig, _Entry, _Table, _ToolSet
+    from ferrotool._registry.toolkit import ToolkitConfig, _Entry, _Table, _ToolSet
 
 
 def _external_entry(tool: AgentTool, config: ToolkitConfig) -> _Entry:

@@ -8,11 +8,11 @@ from typing import Annotated, Final, Literal
 
 import anyio
 
-from ferrotool._context import Emitter, RuntimeContext
-from ferrotool._params import Param
-from ferrotool._results import ToolUseBlock
-from ferrotool._tool import Injected, tool
-from ferrotool._toolkit import Toolkit
+from ferrotool._registry.toolkit import Toolkit
+from ferrotool._schema.params import Param
+from ferrotool._tools.function import Injected, tool
+from ferrotool._values.calls import ToolUseBlock
+from ferrotool._values.context import Emitter, RuntimeContext
 
 
 class Unit(enum.Enum):

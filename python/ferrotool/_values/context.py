@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Protocol, TypeVar, final, runtime_checkable
 
-from ferrotool._content import ContentBlock, TextBlock
-from ferrotool._results import ToolUseBlock
+from ferrotool._values.calls import ToolUseBlock
+from ferrotool._values.content import ContentBlock, TextBlock
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass
 from typing import Final, final
 
-from ferrotool._spec import TOOL_NAME
+from ferrotool._values.spec import TOOL_NAME
 
 BASIC: Final = "basic"
 """The reserved group of every tool registered without a group; always active."""

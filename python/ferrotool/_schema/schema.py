@@ -9,8 +9,8 @@ from typing import Generic, TypeVar, cast, final, overload
 import orjson
 
 from ferrotool import _core
-from ferrotool._introspect import function_ir, type_ir
-from ferrotool._json import JsonValue
+from ferrotool._schema.introspect import function_ir, type_ir
+from ferrotool._values.json import JsonValue
 
 R = TypeVar("R")
 T = TypeVar("T")

@@ -9,14 +9,14 @@ from typing import Final, NamedTuple
 
 import orjson
 
-from ferrotool._content import (
+from ferrotool._values.content import (
     CONTENT_TYPES,
     ContentBlock,
     TextBlock,
     content_from_json,
     content_to_json,
 )
-from ferrotool._json import JsonValue
+from ferrotool._values.json import JsonValue
 
 _EMPTY: Final[Mapping[str, JsonValue]] = MappingProxyType({})
 _RESULT_VERSION: Final = 1

@@ -7,7 +7,7 @@ from typing import Final, Literal, NamedTuple, TypeAlias, final
 
 import orjson
 
-from ferrotool._json import JsonValue
+from ferrotool._values.json import JsonValue
 
 
 class TextBlock(NamedTuple):

@@ -10,10 +10,10 @@ from typing import Any, Final, final
 
 import orjson
 
-from ferrotool._json import JsonValue
-from ferrotool._schema import DEFAULT_LIMITS, Limits
-from ferrotool._spec import ToolSpec
-from ferrotool._tool import SuspendTool, ToolBase, ToolCallParam
+from ferrotool._schema.schema import DEFAULT_LIMITS, Limits
+from ferrotool._tools.function import SuspendTool, ToolBase, ToolCallParam
+from ferrotool._values.json import JsonValue
+from ferrotool._values.spec import ToolSpec
 
 
 class ToolMergeMode(enum.StrEnum):

@@ -14,8 +14,8 @@ from typing import Final, TextIO, cast, get_args
 import anyio
 import orjson
 
-from ferrotool._results import ToolResultBlock, ToolUseBlock
-from ferrotool._toolkit import ProviderFormat, Registry, Toolkit
+from ferrotool._registry.toolkit import ProviderFormat, Registry, Toolkit
+from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 
 _FORMATS: Final = get_args(ProviderFormat)
 _DEMO_REPEATS: Final = 2000
@@ -94,7 +94,7 @@ def _call(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _demo(args: argparse.Namespace, out: TextIO) -> int:
-    from ferrotool._demo import DEMO_CALLS, DEMO_CONTEXT, demo_toolkit
+    from ferrotool.cli.demo import DEMO_CALLS, DEMO_CONTEXT, demo_toolkit
 
     toolkit = demo_toolkit()
     repeats: int = args.repeats

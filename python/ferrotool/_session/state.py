@@ -16,7 +16,7 @@ from typing import Final, Protocol, final, runtime_checkable
 
 import orjson
 
-from ferrotool._results import ToolUseBlock
+from ferrotool._values.calls import ToolUseBlock
 
 STATE_FORMAT: Final = 1
 """The version of `ToolContextState`'s JSON form."""

@@ -8,7 +8,7 @@ from typing import Final, final
 
 import orjson
 
-from ferrotool._json import JsonValue
+from ferrotool._values.json import JsonValue
 
 TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """The tool-name rule the big model APIs enforce (OpenAI, Anthropic, Gemini): 1 to 64 of

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import final
 
-from ferrotool._json import JsonValue
+from ferrotool._values.json import JsonValue
 
 
 @final
