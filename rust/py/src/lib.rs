@@ -1,9 +1,10 @@
 //! `ferrotool._core`: the only place where `PyO3` appears.
 mod borrowed;
+mod call;
 mod derive;
 mod dialect;
-mod dispatch;
 mod errors;
+mod ffi;
 mod instance;
 mod schema_validator;
 mod typed;
@@ -20,9 +21,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<errors::ErrorDetail>()?;
     m.add_class::<typed::TypedValidator>()?;
     m.add_class::<schema_validator::PySchemaValidator>()?;
-    m.add_class::<dispatch::PlainCall>()?;
-    m.add_class::<dispatch::ToolCaller>()?;
-    m.add("PendingCall", dispatch::pending_call_type(m.py())?)?;
+    m.add_class::<call::PlainCall>()?;
+    m.add_class::<call::ToolCaller>()?;
+    m.add("PendingCall", call::pending_call_type(m.py())?)?;
     m.add_function(wrap_pyfunction!(derive::derive_schema, m)?)?;
     m.add_function(wrap_pyfunction!(errors::invalid_arguments, m)?)?;
     m.add_function(wrap_pyfunction!(dialect::provider_schema, m)?)?;
