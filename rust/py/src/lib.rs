@@ -1,5 +1,4 @@
 //! `ferrotool._core`: the only place where `PyO3` appears.
-mod borrowed;
 mod call;
 mod derive;
 mod dialect;
@@ -11,7 +10,16 @@ mod typed;
 
 use pyo3::prelude::*;
 
-#[pymodule(gil_used = false)]
+// `schema_validator.rs` reads Python values through `crate::borrowed`.
+use ffi::borrowed;
+
+// `gil_used = true`: the module relies on the GIL. The borrowed walk (`ffi/borrowed.rs`) is
+// sound because no other thread runs Python code while it reads containers through borrowed
+// pointers; `PyO3`'s default, `false`, would tell a free-threaded interpreter otherwise. The
+// question is latent today (the abi3 wheel cannot load on a free-threaded interpreter); the
+// flag may become `false` once that walk no longer needs the GIL. (Plain comments: doc comments
+// on this function would become the module's `__doc__`.)
+#[pymodule(gil_used = true)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
