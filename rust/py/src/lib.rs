@@ -1,16 +1,25 @@
 //! `ferrotool._core`: the only place where `PyO3` appears.
-mod borrowed;
+mod call;
 mod derive;
 mod dialect;
-mod dispatch;
 mod errors;
+mod ffi;
 mod instance;
 mod schema_validator;
 mod typed;
 
 use pyo3::prelude::*;
 
-#[pymodule(gil_used = false)]
+// `schema_validator.rs` reads Python values through `crate::borrowed`.
+use ffi::borrowed;
+
+// `gil_used = true`: the module relies on the GIL. The borrowed walk (`ffi/borrowed.rs`) is
+// sound because no other thread runs Python code while it reads containers through borrowed
+// pointers; `PyO3`'s default, `false`, would tell a free-threaded interpreter otherwise. The
+// question is latent today (the abi3 wheel cannot load on a free-threaded interpreter); the
+// flag may become `false` once that walk no longer needs the GIL. (Plain comments: doc comments
+// on this function would become the module's `__doc__`.)
+#[pymodule(gil_used = true)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
@@ -20,9 +29,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<errors::ErrorDetail>()?;
     m.add_class::<typed::TypedValidator>()?;
     m.add_class::<schema_validator::PySchemaValidator>()?;
-    m.add_class::<dispatch::PlainCall>()?;
-    m.add_class::<dispatch::ToolCaller>()?;
-    m.add("PendingCall", dispatch::pending_call_type(m.py())?)?;
+    m.add_class::<call::PlainCall>()?;
+    m.add_class::<call::ToolCaller>()?;
+    m.add("PendingCall", call::pending_call_type(m.py())?)?;
     m.add_function(wrap_pyfunction!(derive::derive_schema, m)?)?;
     m.add_function(wrap_pyfunction!(errors::invalid_arguments, m)?)?;
     m.add_function(wrap_pyfunction!(dialect::provider_schema, m)?)?;

@@ -11,7 +11,7 @@ use pyo3::types::{
 use serde_json::Value;
 
 use super::compile::{Build, Compiled, FieldDefault, InitField, Node, RecordNode, mask};
-use super::object::{new_instance, set_attribute};
+use crate::ffi::object::{new_instance, set_attribute};
 
 use super::convert::big_int;
 use super::source::{Fatal, Head, Scalar, Shape, Source};

@@ -3,7 +3,6 @@
 mod build;
 mod compile;
 mod convert;
-mod object;
 mod scan;
 mod source;
 

@@ -1,10 +1,6 @@
 //! The two C-API steps of building a plain class instance the way its generated `__init__` does:
 //! allocate it through the type's own `__new__`, then set each attribute with
 //! `object.__setattr__`. Both are in the limited API.
-#![allow(
-    unsafe_code,
-    reason = "two direct C-API calls on live objects, each with its safety argument"
-)]
 
 use std::ffi::c_void;
 use std::ptr;
