@@ -483,7 +483,7 @@ def bench_tool_schemas(repeats: int, target_s: float) -> list[Measurement]:
             "tool_schemas",
             SCHEMA_CASE,
             "ferrotool",
-            "skipped: ferrotool.providers._definitions (which Toolkit.schemas needs) is not there yet",
+            "skipped: ferrotool.providers (which Toolkit.schemas needs) is not there yet",
         )
         return []
     try:

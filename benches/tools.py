@@ -46,7 +46,7 @@ MCP = "mcp Tool.run"
 MCP_CONVERT = "mcp Tool.run + convert_result"
 LANGCHAIN = "langchain StructuredTool"
 
-HAS_PROVIDERS = importlib.util.find_spec("ferrotool.providers._definitions") is not None
+HAS_PROVIDERS = importlib.util.find_spec("ferrotool.providers") is not None
 
 # What each case's tool returns: the expression of its body, and the value expected on the
 # case's payload (S5 is invalid: no value).

@@ -6,7 +6,10 @@ Define tools with `tool` (typed functions) or `ToolBase` (explicit classes), reg
 can make comes back as a `ToolResultBlock` it can act on.
 """
 
-from ferrotool._core import ErrorDetail, JsonSchemaValidator, ValidationError
+from ferrotool._core import ErrorDetail, JsonSchemaValidator
+from ferrotool._execution.middleware import compose as compose_middleware
+from ferrotool._execution.pipeline import ResultSink
+from ferrotool._execution.runner import Middleware, Next, ToolkitConfig
 from ferrotool._permissions.decisions import (
     PermissionBehavior,
     PermissionContext,
@@ -15,20 +18,10 @@ from ferrotool._permissions.decisions import (
     PermissionRule,
 )
 from ferrotool._permissions.paths import DEFAULT_DANGEROUS_DIRECTORIES, DEFAULT_DANGEROUS_FILES
-from ferrotool._registry.toolkit import (
-    RegistrationError,
-    Registry,
-    Toolkit,
-    ToolkitConfig,
-    session_key,
-)
+from ferrotool._registry.toolkit import Registry, Toolkit
 from ferrotool._registry.view import ToolView
-from ferrotool._requests.config import (
-    NO_REQUEST_CONFIG,
-    SchemaOnlyTool,
-    ToolMergeMode,
-    ToolRequestConfig,
-)
+from ferrotool._requests.config import NO_REQUEST_CONFIG, ToolMergeMode, ToolRequestConfig
+from ferrotool._schema.docstrings import DocstringStyle
 from ferrotool._schema.params import Param
 from ferrotool._schema.schema import (
     DEFAULT_LIMITS,
@@ -38,28 +31,19 @@ from ferrotool._schema.schema import (
     function_schema,
     type_schema,
 )
+from ferrotool._session.memory import InMemorySessionStore
 from ferrotool._session.state import (
     EMPTY_STATE,
-    InMemorySessionStore,
-    SessionConflict,
     SessionKey,
     SessionStore,
     ToolContextState,
+    session_key,
     update_session,
 )
-from ferrotool._tools.function import (
-    INJECT,
-    AgentTool,
-    DocumentationWarning,
-    FunctionTool,
-    Injected,
-    InjectionError,
-    SuspendTool,
-    ToolBase,
-    ToolCallParam,
-    ToolOptions,
-    tool,
-)
+from ferrotool._tools.base import AgentTool, ToolBase, ToolCallParam, ToolReturn
+from ferrotool._tools.external import SchemaOnlyTool
+from ferrotool._tools.function import DocumentationWarning, FunctionTool, ToolOptions, tool
+from ferrotool._tools.inject import INJECT, Injected
 from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
 from ferrotool._values.content import ContentBlock, ImageBlock, JsonBlock, TextBlock
 from ferrotool._values.context import (
@@ -74,8 +58,16 @@ from ferrotool._values.groups import BASIC, ToolGroup, ToolGroupScope
 from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec
 from ferrotool.builtins.reset_tools import RESET_TOOLS
-from ferrotool.errors import SchemaError
-from ferrotool.providers._definitions import (
+from ferrotool.errors import (
+    FerrotoolError,
+    InjectionError,
+    RegistrationError,
+    SchemaError,
+    SessionConflict,
+    SuspendTool,
+    ValidationError,
+)
+from ferrotool.providers import (
     PROVIDER_FORMATS,
     ProviderFormat,
     SchemaChange,
@@ -100,9 +92,11 @@ __all__ = [
     "AgentState",
     "AgentTool",
     "ContentBlock",
+    "DocstringStyle",
     "DocumentationWarning",
     "Emitter",
     "ErrorDetail",
+    "FerrotoolError",
     "FunctionSchema",
     "FunctionTool",
     "ImageBlock",
@@ -113,6 +107,8 @@ __all__ = [
     "JsonSchemaValidator",
     "JsonValue",
     "Limits",
+    "Middleware",
+    "Next",
     "Param",
     "PermissionBehavior",
     "PermissionContext",
@@ -123,6 +119,7 @@ __all__ = [
     "ProviderFormat",
     "RegistrationError",
     "Registry",
+    "ResultSink",
     "RuntimeContext",
     "SchemaChange",
     "SchemaError",
@@ -145,6 +142,7 @@ __all__ = [
     "ToolRequestConfig",
     "ToolResultBlock",
     "ToolResultState",
+    "ToolReturn",
     "ToolSpec",
     "ToolUseBlock",
     "ToolView",
@@ -152,6 +150,7 @@ __all__ = [
     "ToolkitConfig",
     "TypeSchema",
     "ValidationError",
+    "compose_middleware",
     "function_schema",
     "session_key",
     "tool",

@@ -5,34 +5,25 @@ from typing import Any, Self, final
 
 from typing_extensions import disjoint_base
 
+from ferrotool._execution.pipeline import ResultSink
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.json import JsonValue
+from ferrotool.errors import ValidationError
 
 __all__ = [
+    "DirectCall",
     "ErrorDetail",
     "JsonSchemaValidator",
     "PendingCall",
-    "PlainCall",
     "ToolCaller",
     "TypedValidator",
-    "ValidationError",
     "__version__",
     "derive_schema",
     "invalid_arguments",
     "provider_schema",
 ]
 __version__: str
-
-class ValidationError(ValueError):
-    """Input did not match a schema.
-
-    Attributes:
-        errors: One `ErrorDetail` per problem found, in input order (capped by the validator's
-            ``max_errors``).
-    """
-
-    errors: tuple[ErrorDetail, ...]
 
 @final
 class ErrorDetail:
@@ -171,14 +162,14 @@ def provider_schema(
     """
 
 @final
-class PlainCall:
-    """The compiled call of one plain function tool, run in Rust.
+class DirectCall:
+    """The call pipeline of one plain function tool, specialised and run in Rust.
 
-    ``invalid(call, error)`` validates again, without them, arguments whose only errors are
+    ``retry(call, error)`` validates again, without them, arguments whose only errors are
     explicit nulls, and returns the arguments or the error result; ``failed(call, exception)``
-    turns what the tool raised into its result (or raises); ``convert(call, value)`` turns a
-    return value other than ``str``, ``int`` or ``None`` into the result. ``result_block`` and
-    ``text_block`` are the named tuple classes of results (6 fields) and text blocks (1 field).
+    turns an `Exception` the tool raised into its result (a cancellation goes on instead);
+    ``convert(call, value)`` turns a return value other than ``str``, ``int`` or ``None`` into
+    the result.
     """
 
     def __new__(
@@ -187,32 +178,29 @@ class PlainCall:
         function: Callable[..., object],
         *,
         awaits: bool,
-        invalid: Callable[..., object],
-        failed: Callable[..., object],
-        convert: Callable[..., object],
-        result_block: type[tuple[object, ...]],
-        text_block: type[tuple[object, ...]],
-        success: object,
-        error: object,
-        empty: object,
-        proxy: Callable[[dict[str, object]], object],
-        done: str,
-    ) -> PlainCall: ...
-    def run(self, call: object) -> object:
+        retry: Callable[[ToolUseBlock, ValidationError], object],
+        failed: Callable[[ToolUseBlock, Exception], ToolResultBlock],
+        convert: Callable[[ToolUseBlock, object], ToolResultBlock],
+    ) -> DirectCall: ...
+    def run(self, call: ToolUseBlock) -> ToolResultBlock:
         """Run ``call`` of a sync tool to its result on the calling thread."""
-    def __call__(self, call: object, /) -> PendingCall:
-        """The awaitable that runs ``call`` (a ``ToolUseBlock``) when awaited."""
+    def __call__(self, call: ToolUseBlock, /) -> PendingCall:
+        """The awaitable that runs ``call`` when awaited."""
 
 @disjoint_base
 class ToolCaller:
     """The base class of ``Toolkit`` and ``Registry``: ``call_tool`` itself.
 
     A plain tool's call goes straight to its `PendingCall`; every other call goes to the
-    subclass's ``_call_slow``. ``_bind_plans`` names the plain tools' plans to read, by name.
+    pipeline bound with ``_bind``.
     """
 
     def __new__(cls, *_args: object, **_kwargs: object) -> Self: ...
-    def _bind_plans(self, plans: dict[str, PlainCall]) -> None: ...
+    def _bind(
+        self,
+        direct: dict[str, DirectCall],
+        pipeline: Callable[..., Coroutine[Any, Any, ToolResultBlock]],
+    ) -> None: ...
     def call_tool(
         self,
         call: ToolUseBlock,
@@ -220,27 +208,32 @@ class ToolCaller:
         *,
         agent: object | None = None,
         on_progress: ProgressSink | None = None,
+        on_result: ResultSink | None = None,
     ) -> Coroutine[Any, Any, ToolResultBlock]:
         """Run one tool call and return its result; the model's mistakes become results.
 
         Unknown tools, bad JSON, invalid arguments, a denied permission, a tool that raises or
-        times out: each is an `ERROR` (or `DENIED`) result naming the problem. If the caller is
-        cancelled while the tool runs, the tool is cancelled and the call still returns its
-        `INTERRUPTED` result (the cancellation reaches the caller again at its next checkpoint
-        under anyio or trio). This reads the registry as it is, groups aside: a request with a
-        session goes through a `view`.
+        times out: each is an `ERROR` (or `DENIED`) result naming the problem. The call runs in
+        the toolkit's default view: every group at its default activation, and the
+        `ToolRequestConfig` the context carries, if any; a tool that view hides gives an error
+        result saying it is not available.
+
+        If the caller is cancelled while the tool runs, the tool is cancelled and the caller
+        sees its cancellation; the call's ``INTERRUPTED`` result goes to ``on_result``.
 
         Args:
             call: The tool call.
             context: The runtime context (user, session, typed values).
             agent: The calling agent, for tools that ask for it.
             on_progress: Receives this call's progress chunks, besides the toolkit's sinks.
+            on_result: Receives the call's one result, also when the caller is cancelled.
 
         Returns:
             A coroutine to await for the result.
 
         Raises:
             InjectionError: The tool needs a value the context lacks (a programming mistake).
+            TypeError: The call's arguments are not JSON text.
         """
 
 @final

@@ -1,12 +1,30 @@
-"""The exceptions ferrotool raises."""
+"""Every exception ferrotool raises, under one base: `FerrotoolError`.
+
+These are a programmer's mistakes (a type that cannot become a schema, a duplicate tool name, a
+tool asking for a context value the call lacks) and store failures. A model's mistakes never
+raise: they come back as `ToolResultBlock` values the model can act on.
+
+Each class also derives from the built-in exception it refines (`SchemaError` is a
+`TypeError`, `RegistrationError` a `ValueError`...), so code written against the built-ins
+keeps working. `ValidationError` is defined here and raised by the Rust core.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-class SchemaError(TypeError):
-    """An annotation cannot be turned into a JSON Schema.
+if TYPE_CHECKING:
+    from ferrotool._core import ErrorDetail
 
-    Raised when a tool is registered (never when it is called): the message names the function
+
+class FerrotoolError(Exception):
+    """The base of every exception ferrotool raises."""
+
+
+class SchemaError(FerrotoolError, TypeError):
+    """An annotation or a JSON Schema cannot become a tool's schema.
+
+    Raised when a tool is defined (never when it is called): the message names the function
     parameter or the field path (``create_order.customer.email``) and the offending type, for
     example ``cannot derive a schema for parameter 'x' of create_order: unsupported type
     <class 'socket.socket'>``. It subclasses `TypeError` because the problem is the type of a
@@ -14,4 +32,54 @@ class SchemaError(TypeError):
     """
 
 
-__all__ = ["SchemaError"]
+class ValidationError(FerrotoolError, ValueError):
+    """Input did not match a schema (raised by the Rust core).
+
+    Attributes:
+        errors: One `ErrorDetail` per problem found, in input order (capped by the validator's
+            ``max_errors``).
+    """
+
+    errors: tuple[ErrorDetail, ...]
+
+    def __init__(self, message: str, errors: tuple[ErrorDetail, ...] = ()) -> None:
+        super().__init__(message)
+        self.errors = errors
+
+
+class RegistrationError(FerrotoolError, ValueError):
+    """A tool cannot be registered (a duplicate or invalid name), or removal is not allowed."""
+
+
+class InjectionError(FerrotoolError, LookupError):
+    """A tool asked for a value the call's context does not hold (a programming mistake)."""
+
+
+class SessionConflict(FerrotoolError, RuntimeError):
+    """A session changed under an update too many times in a row; nothing was written."""
+
+
+class SuspendTool(FerrotoolError):
+    """Raised by a tool to hand its call to someone else: the call ends suspended.
+
+    It is not a failure: the call's result says it awaits external execution, and the caller
+    answers it later with the real result for the call's id.
+
+    Args:
+        reason: Shown to the model instead of ``[Awaiting external execution]``.
+    """
+
+    def __init__(self, reason: str | None = None) -> None:
+        super().__init__(reason or "Tool execution suspended")
+        self.reason = reason
+
+
+__all__ = [
+    "FerrotoolError",
+    "InjectionError",
+    "RegistrationError",
+    "SchemaError",
+    "SessionConflict",
+    "SuspendTool",
+    "ValidationError",
+]

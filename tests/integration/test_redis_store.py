@@ -10,14 +10,14 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from ferrotool import ToolUseBlock
-from ferrotool._session.state import (
+from ferrotool import (
     EMPTY_STATE,
     InMemorySessionStore,
     SessionConflict,
     SessionKey,
     SessionStore,
     ToolContextState,
+    ToolUseBlock,
     update_session,
 )
 

@@ -1,9 +1,10 @@
-"""The Rust call of plain tools gives exactly the results of the Python pipeline.
+"""Every path of the one call pipeline gives the same result, for every kind of tool.
 
 For generated arguments (valid, invalid, malformed, and valid ones with explicit nulls), each
-call runs three ways: ``call_tool`` (a `PendingCall` for async and inline tools),
-``call_tool_sync`` (the Rust plan run to its result), and the Python path every other tool
-takes. The three results must be equal.
+call runs every way it can: ``call_tool`` (the Rust direct call for plain tools, the async
+pipeline for the others), ``call_tool_sync`` (the Rust direct call run to its result, or the
+sync pipeline), and the async and sync pipelines forced (`run_call`, `run_call_sync`), also
+for the tools Rust runs directly. The results must be equal.
 """
 
 from __future__ import annotations
@@ -17,7 +18,22 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ferrotool import AgentTool, Param, Toolkit, ToolResultBlock, ToolUseBlock, tool
+from ferrotool import (
+    AgentTool,
+    Emitter,
+    Param,
+    PermissionContext,
+    PermissionDecision,
+    RuntimeContext,
+    ToolBase,
+    ToolCallParam,
+    Toolkit,
+    ToolResultBlock,
+    ToolUseBlock,
+    tool,
+)
+from ferrotool._execution.compiled import Invoke
+from ferrotool._execution.pipeline import CallScope, run_call, run_call_sync
 from ferrotool.testing import invalid_arguments, valid_arguments
 
 
@@ -77,25 +93,97 @@ async def count_async(items: list[Item]) -> int:
     return len(items)
 
 
-TOOLS: list[AgentTool] = [describe, total, tally, record, nothing, shout, count_async]
+@tool
+def on_thread(name: str, count: int = 1) -> str:
+    """A sync tool run on a worker thread."""
+    if count > 90:
+        raise ValueError("too many")
+    return name * count
+
+
+@tool(inline=True)
+def with_context(word: str, context: RuntimeContext, emitter: Emitter) -> str:
+    """A tool with injected values (not a direct call)."""
+    emitter.emit(word)
+    return f"{word} {context.user_id} {emitter.call_id}"
+
+
+@tool(inline=True, converter=lambda value: ToolResultBlock.success(f"<{value}>"))
+def converted(n: int) -> int:
+    """A tool with a converter (not a direct call)."""
+    return n * 2
+
+
+@dataclasses.dataclass
+class Search:
+    query: str
+    limit: Annotated[int, Param(ge=1, le=50)] = 10
+
+
+class SearchTool(ToolBase[Search]):
+    """A typed `ToolBase` that checks its permissions."""
+
+    name = "search"
+    input_schema = Search
+
+    async def check_permissions(
+        self, tool_input: Search, context: PermissionContext
+    ) -> PermissionDecision:
+        if tool_input.query == "forbidden":
+            return PermissionDecision.deny("not this query")
+        return PermissionDecision.allow()
+
+    async def call(self, param: ToolCallParam[Search]) -> str:
+        if param.input.limit > 45:
+            raise RuntimeError("limit too high for the backend")
+        return f"{param.input.query}:{param.input.limit}"
+
+
+class EchoTool(ToolBase[dict[str, Any]]):
+    """A JSON Schema `ToolBase`."""
+
+    name = "echo"
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "maxLength": 20},
+            "times": {"type": "integer", "minimum": 0, "maximum": 5},
+        },
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+
+    async def call(self, param: ToolCallParam[dict[str, Any]]) -> dict[str, Any]:
+        return {"echo": param.input["text"] * param.input.get("times", 1)}
+
+
+DIRECT: list[AgentTool] = [describe, total, tally, record, nothing, shout, count_async, on_thread]
+OTHERS: list[AgentTool] = [with_context, converted, SearchTool(), EchoTool()]
+TOOLS: list[AgentTool] = [*DIRECT, *OTHERS]
 TOOLKIT = Toolkit()
 for _item in TOOLS:
     TOOLKIT.register(_item)
+CONTEXT = RuntimeContext(user_id="ann", session_id="s1")
 
 
-def _python_path(call: ToolUseBlock) -> ToolResultBlock:
-    entry = TOOLKIT._table.entries[call.name]
-    return anyio.run(TOOLKIT._call_parsed, entry, call, None, None, None)
+def test_the_direct_tools_are_direct_and_the_others_are_not() -> None:
+    for item in DIRECT:
+        assert TOOLKIT._table.entries[item.spec.name].direct is not None, item.spec.name
+    for item in OTHERS:
+        assert TOOLKIT._table.entries[item.spec.name].direct is None, item.spec.name
 
 
 def _check(name: str, arguments: str) -> None:
     call = ToolUseBlock("c1", name, arguments)
-    entry = TOOLKIT._table.entries[name]
-    assert entry.fast is not None  # every tool here takes the Rust call
-    expected = _python_path(call)
-    assert anyio.run(TOOLKIT.call_tool, call) == expected
-    if not entry.awaits:
-        assert TOOLKIT.call_tool_sync(call) == expected
+    compiled = TOOLKIT._table.entries[name]
+    scope = CallScope.of(call, TOOLKIT._runner, CONTEXT)
+    expected = anyio.run(run_call, compiled, scope)
+    assert anyio.run(TOOLKIT.call_tool, call, CONTEXT) == expected
+    assert TOOLKIT.call_tool_sync(call, CONTEXT) == expected
+    if compiled.invoke is not Invoke.AWAIT and compiled.invoke is not Invoke.CALL:
+        assert run_call_sync(compiled, scope) == expected
+    if compiled.direct is not None and compiled.invoke is not Invoke.AWAIT:
+        assert compiled.direct.run(call) == expected
 
 
 def _with_nulls(arguments: str, data: st.DataObject) -> str:

@@ -178,7 +178,7 @@ def test_snapshot_is_immutable_and_cheap() -> None:
     kit.register(get_weather)
     first = kit.snapshot()
     second = kit.snapshot()
-    assert first._entries is second._entries  # O(1): shared until the toolkit changes
+    assert first._table is second._table  # O(1): shared until the toolkit changes
     kit.register(order)
     assert first.names() == ("get_weather",)
     assert kit.names() == ("get_weather", "order")
@@ -392,7 +392,7 @@ async def test_thread_pool_is_bounded() -> None:
     assert peak == 2
 
 
-async def test_cancelling_the_caller_interrupts_the_tool() -> None:
+async def test_cancelling_the_caller_interrupts_the_tool_and_delivers_its_result() -> None:
     started = anyio.Event()
     cancelled = False
 
@@ -410,15 +410,19 @@ async def test_cancelling_the_caller_interrupts_the_tool() -> None:
     kit = Toolkit()
     kit.register(wait_forever)
     results: list[ToolResultBlock] = []
+    returned: list[ToolResultBlock] = []
 
     async def run() -> None:
-        results.append(await kit.call_tool(call("wait_forever", id="w1")))
+        returned.append(
+            await kit.call_tool(call("wait_forever", id="w1"), on_result=results.append)
+        )
 
     async with anyio.create_task_group() as group:
         group.start_soon(run)
         await started.wait()
         group.cancel_scope.cancel()
     assert cancelled
+    assert returned == []  # the caller saw its cancellation
     (result,) = results
     assert (result.id, result.state) == ("w1", ToolResultState.INTERRUPTED)
 

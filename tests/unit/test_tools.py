@@ -177,7 +177,7 @@ def test_injected_parameters_never_reach_the_schema() -> None:
 
     assert list(schema(f)["properties"]) == ["city"]
     assert schema(f)["required"] == ["city"]
-    plan = {i.name: i.kind.value for i in f.plan}
+    plan = {i.name: i.kind.value for i in f.injections}
     assert plan == {
         "emitter": "emitter",
         "context": "context",
@@ -199,7 +199,7 @@ def test_explicit_params_is_the_chapters_rule() -> None:
         return city
 
     assert list(schema(f)["properties"]) == ["city", "days"]
-    assert [i.name for i in f.plan] == ["db"]
+    assert [i.name for i in f.injections] == ["db"]
 
 
 def test_agent_state_rules() -> None:

@@ -1,0 +1,1 @@
+"""Permissions: decisions, rules and modes, and dangerous paths."""

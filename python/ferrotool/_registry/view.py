@@ -1,47 +1,64 @@
 """`ToolView`: what one request may see and call.
 
-A view is registry + request config + session state. Building one costs O(external tools +
-groups), never O(registered tools): it keeps references to the registry's immutable table and
-the request's tools, and computes the visible backend names lazily (cached on the table per set
-of active groups). Nothing in a view can change the registry or another session.
+A view is table + runner + request config + session state. Building one costs O(external
+tools + groups), never O(registered tools): it keeps references to the registry's immutable
+table and the request's tools, and computes the visible backend names lazily (cached on the
+table per set of active groups). Nothing in a view can change the registry or another session.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Coroutine, Iterator
-from typing import TYPE_CHECKING, Any, final
+import functools
+import weakref
+from collections.abc import Awaitable, Coroutine, Iterator
+from typing import Any, Final, final
 
 import orjson
 
-from ferrotool._registry.toolkit import _compile, _definitions, _resolved, _unknown
-from ferrotool._requests.config import ToolMergeMode, ToolRequestConfig
+from ferrotool._execution import outcomes
+from ferrotool._execution.compiled import CompiledTool
+from ferrotool._execution.middleware import compose
+from ferrotool._execution.pipeline import CallScope, ResultSink, compile_tool, finish, run_call
+from ferrotool._execution.runner import Next, Runner, ToolkitConfig
+from ferrotool._registry.table import Table
+from ferrotool._requests.config import ToolRequestConfig
+from ferrotool._requests.resolve import backend_allowed, external_wins
 from ferrotool._session.state import SessionKey, SessionStore, ToolContextState
-from ferrotool._tools.function import AgentTool
+from ferrotool._tools.base import AgentTool
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import EMPTY_CONTEXT, ProgressSink, RuntimeContext
 from ferrotool._values.groups import BASIC
 from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec
-from ferrotool.builtins.reset_tools import SessionHandle
-from ferrotool.providers._definitions import ProviderFormat
+from ferrotool.builtins.reset_tools import RESET_TOOLS, SessionHandle
+from ferrotool.providers import ProviderFormat
 
-if TYPE_CHECKING:
-    from ferrotool._registry.toolkit import ToolkitConfig, _Entry, _Table, _ToolSet
+_EXTERNAL_CONFIG: Final = ToolkitConfig()
+# An external tool never runs here, so its compiled form does not depend on any toolkit: a
+# client tool object reused across requests is compiled once (weakly held: never on the tool).
+_compiled_externals: weakref.WeakKeyDictionary[AgentTool, CompiledTool] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def _external_entry(tool: AgentTool, config: ToolkitConfig) -> _Entry:
-    """The compiled entry of a request's external tool, cached on the tool.
-
-    An external tool's entry does not depend on the toolkit (it never runs here), so a client
-    tool object reused across requests is compiled once.
-    """
-    cached: _Entry | None = getattr(tool, "_ferrotool_entry", None)
-    if cached is None or cached.tool is not tool:
-        cached = _compile(tool, None, config)
-        with contextlib.suppress(AttributeError):  # a slotted tool class: compile per view
-            object.__setattr__(tool, "_ferrotool_entry", cached)
+def compile_external(tool: AgentTool) -> CompiledTool:
+    """The compiled form of a request's external tool (cached per tool object)."""
+    try:
+        cached = _compiled_externals.get(tool)
+    except TypeError:  # a tool class that cannot be weakly referenced: compile per view
+        return compile_tool(tool, None, _EXTERNAL_CONFIG)
+    if cached is None:
+        cached = compile_tool(tool, None, _EXTERNAL_CONFIG)
+        _compiled_externals[tool] = cached
     return cached
+
+
+async def _done(result: ToolResultBlock) -> ToolResultBlock:
+    return result
+
+
+async def _awaited(running: Awaitable[ToolResultBlock]) -> ToolResultBlock:
+    return await running
 
 
 @final
@@ -55,10 +72,11 @@ class ToolView:
     """
 
     __slots__ = (
+        "_direct",
         "_externals",
         "_key",
         "_names",
-        "_owner",
+        "_runner",
         "_shadowed",
         "_store",
         "_table",
@@ -69,48 +87,47 @@ class ToolView:
 
     def __init__(
         self,
-        owner: _ToolSet,
-        table: _Table,
+        table: Table,
+        runner: Runner,
         state: ToolContextState,
         config: ToolRequestConfig,
-        store: SessionStore | None,
-        key: SessionKey | None,
+        store: SessionStore | None = None,
+        key: SessionKey | None = None,
     ) -> None:
-        self._owner = owner
         self._table = table
+        self._runner = runner
         self.state = state
         self.config = config
         self._store = store
         self._key = key
         self.active_groups = table.active_groups(state)
-        mode = config.mode
-        externals: dict[str, _Entry] = {}
+        externals: dict[str, CompiledTool] = {}
         shadowed: set[str] = set()
-        if mode is not ToolMergeMode.AGENT_ONLY:
-            for name, tool in config.tools.items():
-                if mode is ToolMergeMode.MERGE_BACKEND_PRIORITY and self._backend_visible(name):
-                    continue
-                externals[name] = _external_entry(tool, owner._config)
+        for name, tool in config.tools.items():
+            if external_wins(config.mode, self._backend_visible(name)):
+                externals[name] = compile_external(tool)
                 if name in table.entries:
                     shadowed.add(name)
         self._externals = externals
         self._shadowed = frozenset(shadowed)
         self._names: tuple[str, ...] | None = None
+        self._direct: dict[str, Any] | None = None
 
     # - visibility -
 
     def _backend_visible(self, name: str) -> bool:
-        entry = self._table.entries.get(name)
-        if entry is None:
+        tool = self._table.entries.get(name)
+        if tool is None:
             return False
-        groups = entry.groups
+        groups = tool.groups
         return not groups or not groups.isdisjoint(self.active_groups)
 
-    def _resolve(self, name: str) -> _Entry | None:
+    def resolve(self, name: str) -> CompiledTool | None:
+        """The compiled tool ``name`` resolves to in this view, or ``None``."""
         external = self._externals.get(name)
         if external is not None:
             return external
-        if self.config.mode is ToolMergeMode.EXTERNAL_ONLY or not self._backend_visible(name):
+        if not backend_allowed(self.config.mode) or not self._backend_visible(name):
             return None
         return self._table.entries[name]
 
@@ -127,22 +144,22 @@ class ToolView:
         return names
 
     def _backend_names(self) -> tuple[str, ...]:
-        if self.config.mode is ToolMergeMode.EXTERNAL_ONLY:
+        if not backend_allowed(self.config.mode):
             return ()
         return self._table.visible(self.active_groups, self._shadowed)
 
     def get_tool(self, name: str) -> AgentTool | None:
         """The tool ``name`` resolves to in this view, or ``None`` if it is not visible."""
-        entry = self._resolve(name)
-        return None if entry is None else entry.tool
+        tool = self.resolve(name)
+        return None if tool is None else tool.tool
 
     def get_spec(self, name: str) -> ToolSpec | None:
         """The spec the model sees for ``name`` in this view, or ``None``."""
-        entry = self._resolve(name)
-        return None if entry is None else entry.spec
+        tool = self.resolve(name)
+        return None if tool is None else tool.spec
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self._resolve(name) is not None
+        return isinstance(name, str) and self.resolve(name) is not None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
@@ -161,14 +178,15 @@ class ToolView:
         registration order, then external ones), so provider prompt caches keep hitting.
         """
         table = self._table
+        caches = table.caches
         key = (format, strict, self.active_groups, self._shadowed)
-        backend = table.view_schema_cache.get(key)
+        backend = caches.view_schemas.get(key)
         if backend is None:
             entries = table.entries
-            names = self._backend_names()
-            backend = b",".join(_definitions([entries[n] for n in names], format, strict))
-            table.remember(table.view_schema_cache, key, backend)
-        external = b",".join(_definitions(self._externals.values(), format, strict))
+            tools = [entries[name] for name in self._backend_names()]
+            joined = b",".join(table.definitions(tools, format, strict))
+            backend = caches.remember(caches.view_schemas, key, joined)
+        external = b",".join(table.definitions(self._externals.values(), format, strict))
         return b"[" + b",".join(part for part in (backend, external) if part) + b"]"
 
     def schemas(
@@ -188,6 +206,7 @@ class ToolView:
         *,
         agent: object | None = None,
         on_progress: ProgressSink | None = None,
+        on_result: ResultSink | None = None,
     ) -> Coroutine[Any, Any, ToolResultBlock]:
         """Run one call as this request may: like `Toolkit.call_tool`, through the view.
 
@@ -195,28 +214,70 @@ class ToolView:
         but is not visible here (its groups inactive, or hidden by the merge mode) gives an
         error result saying it is not available now, not that it does not exist.
         """
-        entry = self._resolve(call.name)
-        if entry is None:
-            if call.name in self._table.entries:
-                return _resolved(self._unavailable(call))
-            return _resolved(_unknown(call, dict.fromkeys(self.names())))
-        if self._store is not None and self._key is not None and entry.spec.name == "reset_tools":
-            context = (context or EMPTY_CONTEXT).with_value(
-                SessionHandle(self._store, self._key, self.state)
-            )
-        return self._owner._call_entry(entry, call, context, agent, on_progress)
+        middleware = self._runner.config.middleware
+        if on_result is None and not middleware:
+            return self._dispatch(call, context, agent, on_progress)
+        running: Awaitable[ToolResultBlock]
+        if middleware:
+            core: Next = functools.partial(self._core, agent=agent, on_progress=on_progress)
+            running = compose(middleware, core)(call, context or EMPTY_CONTEXT)
+        else:
+            running = self._dispatch(call, context, agent, on_progress)
+        if on_result is None:
+            return _awaited(running)
+        return finish(running, call, on_result)
 
-    def _unavailable(self, call: ToolUseBlock) -> ToolResultBlock:
-        if self.config.mode is ToolMergeMode.EXTERNAL_ONLY:
+    def _core(
+        self,
+        call: ToolUseBlock,
+        context: RuntimeContext,
+        *,
+        agent: object | None,
+        on_progress: ProgressSink | None,
+    ) -> Awaitable[ToolResultBlock]:
+        return self._dispatch(call, context, agent, on_progress)
+
+    def _dispatch(
+        self,
+        call: ToolUseBlock,
+        context: RuntimeContext | None,
+        agent: object | None,
+        on_progress: ProgressSink | None,
+    ) -> Coroutine[Any, Any, ToolResultBlock]:
+        """Resolve and run one call: a plain visible tool's direct call, else the pipeline."""
+        direct = self._direct_calls().get(call.name)
+        if direct is not None:
+            return direct(call)  # type: ignore[no-any-return]
+        tool = self.resolve(call.name)
+        if tool is None:
+            return _done(self._missing(call))
+        if self._store is not None and self._key is not None and tool.name == RESET_TOOLS:
+            handle = SessionHandle(self._store, self._key, self.state)
+            context = (context or EMPTY_CONTEXT).with_value(handle)
+        return run_call(tool, CallScope.of(call, self._runner, context, agent, on_progress))
+
+    def _direct_calls(self) -> dict[str, Any]:
+        direct = self._direct
+        if direct is None:
+            direct = {}
+            if backend_allowed(self.config.mode) and not self._externals:
+                direct = self._table.direct_calls(self.active_groups)
+            self._direct = direct
+        return direct
+
+    def _missing(self, call: ToolUseBlock) -> ToolResultBlock:
+        """The result for a name this view does not resolve: unknown, or not available."""
+        entries = self._table.entries
+        if call.name not in entries:
+            return outcomes.unknown(call, self.names())
+        if not backend_allowed(self.config.mode):
             reason = "this request uses only its own tools"
         else:
-            groups = sorted(self._table.entries[call.name].groups - {BASIC})
+            groups = sorted(entries[call.name].groups - {BASIC})
             reason = f"its tool group(s) {', '.join(groups)} are not active in this session"
-            if "reset_tools" in self._table.entries:
-                reason += "; activate one with reset_tools first"
-        return ToolResultBlock.error(
-            f"Tool '{call.name}' is not available now: {reason}.", id=call.id, name=call.name
-        )
+            if RESET_TOOLS in entries:
+                reason += f"; activate one with {RESET_TOOLS} first"
+        return outcomes.unavailable(call, reason)
 
     def __repr__(self) -> str:
         return (
@@ -225,4 +286,4 @@ class ToolView:
         )
 
 
-__all__ = ["ToolView"]
+__all__ = ["ToolView", "compile_external"]

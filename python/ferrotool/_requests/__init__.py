@@ -1,0 +1,1 @@
+"""Per-request tool surfaces: the request config, its merge modes, and the resolution rule."""

@@ -48,7 +48,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple, final
 
-DocstringStyle = Literal["google", "numpy", "sphinx", "plain"]
+ParsedStyle = Literal["google", "numpy", "sphinx", "plain"]
+"""The style a docstring was read as."""
+
+DocstringStyle = Literal["auto", "google", "numpy", "sphinx", "plain"]
+"""How to read a docstring: ``"auto"`` detects the style."""
 """The docstring conventions `parse_docstring` understands; ``plain`` has no sections."""
 
 _STYLES: Final = frozenset({"google", "numpy", "sphinx", "plain", "auto"})
@@ -93,7 +97,7 @@ class Docstring:
     params: tuple[DocParam, ...]
     returns: str | None
     raises: tuple[tuple[str, str], ...]
-    style: DocstringStyle
+    style: ParsedStyle
 
     def param(self, name: str) -> DocParam | None:
         """The first parameter documented under ``name``.
@@ -124,9 +128,7 @@ _EMPTY: Final = Docstring(
 )
 
 
-def parse_docstring(
-    doc: str | None, *, style: DocstringStyle | Literal["auto"] = "auto"
-) -> Docstring:
+def parse_docstring(doc: str | None, *, style: DocstringStyle = "auto") -> Docstring:
     """Parse a Google, NumPy or Sphinx docstring (or plain text).
 
     Never raises on any docstring text: what cannot be parsed as a section entry stays in the
@@ -151,7 +153,7 @@ def parse_docstring(
     if doc is None or not doc.strip():
         return _EMPTY
     lines = _lines(doc)
-    chosen: DocstringStyle = _detect(lines) if style == "auto" else style
+    chosen: ParsedStyle = _detect(lines) if style == "auto" else style
     if chosen == "google":
         sections = _parse_google(lines)
     elif chosen == "numpy":
@@ -701,7 +703,7 @@ def _parse_sphinx(lines: Sequence[_Line]) -> _Sections:
 # Detection
 
 
-def _detect(lines: Sequence[_Line]) -> DocstringStyle:
+def _detect(lines: Sequence[_Line]) -> ParsedStyle:
     for line in lines:
         match = _field(line)
         if match is not None and match.group(1).lower() in _SPHINX_FIELDS:
@@ -713,4 +715,11 @@ def _detect(lines: Sequence[_Line]) -> DocstringStyle:
     return "plain"
 
 
-__all__ = ["DocParam", "Docstring", "DocstringStyle", "check_documented", "parse_docstring"]
+__all__ = [
+    "DocParam",
+    "Docstring",
+    "DocstringStyle",
+    "ParsedStyle",
+    "check_documented",
+    "parse_docstring",
+]

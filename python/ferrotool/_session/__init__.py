@@ -1,0 +1,1 @@
+"""Per-session tool state and the stores that keep it."""

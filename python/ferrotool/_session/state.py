@@ -8,7 +8,6 @@ many attempts, gets a `SessionConflict`.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -17,6 +16,8 @@ from typing import Final, Protocol, final, runtime_checkable
 import orjson
 
 from ferrotool._values.calls import ToolUseBlock
+from ferrotool._values.context import RuntimeContext
+from ferrotool.errors import SessionConflict
 
 STATE_FORMAT: Final = 1
 """The version of `ToolContextState`'s JSON form."""
@@ -156,8 +157,15 @@ EMPTY_STATE: Final = ToolContextState()
 """The state of a session nothing has changed yet."""
 
 
-class SessionConflict(RuntimeError):
-    """A session changed under an update too many times in a row; nothing was written."""
+def session_key(context: RuntimeContext) -> SessionKey:
+    """The session a context belongs to.
+
+    Raises:
+        ValueError: The context has no session id.
+    """
+    if not context.session_id:
+        raise ValueError("the runtime context has no session_id: a session needs one")
+    return SessionKey(context.user_id or "", context.session_id)
 
 
 @runtime_checkable
@@ -212,46 +220,12 @@ async def update_session(
     raise SessionConflict(f"session {key} changed under {attempts} update attempts in a row")
 
 
-@final
-class InMemorySessionStore:
-    """The default store: session states in this process's memory, safe across threads.
-
-    States are values, so readers share them; writes take a short lock.
-    """
-
-    __slots__ = ("_lock", "_states")
-
-    def __init__(self) -> None:
-        self._states: dict[SessionKey, ToolContextState] = {}
-        self._lock = threading.Lock()
-
-    async def load(self, key: SessionKey) -> ToolContextState:
-        """The session's state (`EMPTY_STATE` if never stored)."""
-        return self._states.get(key, EMPTY_STATE)
-
-    async def compare_and_set(
-        self, key: SessionKey, expected_revision: int, state: ToolContextState
-    ) -> ToolContextState | None:
-        """Store ``state`` if the session is still at ``expected_revision``."""
-        with self._lock:
-            current = self._states.get(key, EMPTY_STATE)
-            if current.revision != expected_revision:
-                return None
-            stored = state.with_revision(expected_revision + 1)
-            self._states[key] = stored
-            return stored
-
-    def __len__(self) -> int:
-        return len(self._states)
-
-
 __all__ = [
     "EMPTY_STATE",
     "STATE_FORMAT",
-    "InMemorySessionStore",
-    "SessionConflict",
     "SessionKey",
     "SessionStore",
     "ToolContextState",
+    "session_key",
     "update_session",
 ]

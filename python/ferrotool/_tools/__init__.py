@@ -1,0 +1,1 @@
+"""What a tool is: the protocol, the base class, function tools, injection, external tools."""

@@ -1,0 +1,1 @@
+"""Frozen values: calls, results, content blocks, tool specs, groups, the runtime context."""

@@ -1,0 +1,1 @@
+"""Built-in tools: the ``reset_tools`` meta tool."""

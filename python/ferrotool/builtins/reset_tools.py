@@ -8,7 +8,7 @@ from typing import Final, final
 
 from ferrotool._permissions.decisions import PermissionContext, PermissionDecision
 from ferrotool._session.state import SessionKey, SessionStore, ToolContextState, update_session
-from ferrotool._tools.function import ToolBase, ToolCallParam
+from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock
 from ferrotool._values.groups import ToolGroup, ToolGroupScope
 from ferrotool._values.json import JsonValue

@@ -14,8 +14,9 @@ from typing import Final, TextIO, cast, get_args
 import anyio
 import orjson
 
-from ferrotool._registry.toolkit import ProviderFormat, Registry, Toolkit
+from ferrotool._registry.toolkit import Registry, Toolkit
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
+from ferrotool.providers import ProviderFormat
 
 _FORMATS: Final = get_args(ProviderFormat)
 _DEMO_REPEATS: Final = 2000

@@ -10,7 +10,8 @@ import anyio
 
 from ferrotool._registry.toolkit import Toolkit
 from ferrotool._schema.params import Param
-from ferrotool._tools.function import Injected, tool
+from ferrotool._tools.function import tool
+from ferrotool._tools.inject import Injected
 from ferrotool._values.calls import ToolUseBlock
 from ferrotool._values.context import Emitter, RuntimeContext
 

@@ -1,27 +1,32 @@
-//! The call fast path: one call of a plain function tool as a single awaitable.
+//! The direct call: the call pipeline of `ferrotool._execution.pipeline`, specialised for a
+//! plain function tool and run without a Python frame.
 //!
-//! A plain tool is a function tool with nothing between the model's arguments and the function:
-//! no permission check, presets, injected parameters, converter or timeout. For those,
-//! `PlainCall(call)` returns a `PendingCall` ([`crate::ffi::pending`]), an awaitable that does
+//! A plain tool is a function tool that needs no step besides parse, invoke and convert: no
+//! permission check, presets, injected parameters, converter or timeout. For those,
+//! `DirectCall(call)` returns a `PendingCall` ([`crate::ffi::pending`]), an awaitable that does
 //! the whole call when first resumed: it reads the call's raw JSON arguments, validates them into
 //! keyword arguments in Rust, calls the function (driving its coroutine for an `async def`) and
 //! builds the `ToolResultBlock`, all without a Python frame of its own.
 //!
 //! `ToolCaller`, the base class of `Toolkit` and `Registry`, holds `call_tool` itself: it looks
-//! the tool up and hands a plain tool's call to its plan with no Python frame in between.
+//! the tool up and hands a plain tool's call to its direct call with no Python frame in between;
+//! every other call goes to the pipeline the subclass binds (`_bind`).
 //!
 //! Invalid arguments give their error result here too. Whatever is not the common case goes back
-//! to Python: arguments whose only errors are explicit `null`s through `invalid` (validated again
-//! without them: the arguments, or the error result), a tool that raised or was cancelled through
-//! `failed`, and return values other than `str`, `int` and `None` through `convert`. `run(call)`
-//! is the same call for a sync tool, run to its result without an awaitable.
+//! to the pipeline's own steps: arguments whose only errors are explicit `null`s through `retry`
+//! (validated again without them: the arguments, or the error result), a tool that raised through
+//! `failed`, and return values other than `str`, `int` and `None` through `convert`. A
+//! cancellation (any exception that is not an `Exception`) is not a result: it goes on to the
+//! caller. `run(call)` is the same call for a sync tool, run to its result without an awaitable.
 //!
 //! Everything here is safe code; the awaitable's C type and the named tuples' allocation are in
 //! [`crate::ffi`].
-use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use std::sync::{Mutex, PoisonError};
+
+use pyo3::exceptions::{PyException, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple, PyType};
 
 use crate::errors::{error_records, invalid_arguments_text, only_nulls, validation_error};
 use crate::ffi::pending::{self, PendingType, Plan, Started};
@@ -31,13 +36,18 @@ use crate::typed::{Invalid, TypedValidator};
 /// The compiled call of one plain function tool; calling it with a `ToolUseBlock` gives the
 /// `PendingCall` that runs it.
 #[pyclass(module = "ferrotool._core", frozen)]
-pub(crate) struct PlainCall {
+pub(crate) struct DirectCall {
     validator: Py<TypedValidator>,
     function: Py<PyAny>,
     awaits: bool,
-    invalid: Py<PyAny>,
+    retry: Py<PyAny>,
     failed: Py<PyAny>,
     convert: Py<PyAny>,
+    values: &'static ResultValues,
+}
+
+/// The Python values every result is built from, read once from `ferrotool`'s own modules.
+struct ResultValues {
     result_block: RecordType,
     text_block: RecordType,
     success: Py<PyAny>,
@@ -45,6 +55,29 @@ pub(crate) struct PlainCall {
     empty: Py<PyAny>,
     proxy: Py<PyAny>,
     done: Py<PyString>,
+}
+
+static RESULT_VALUES: PyOnceLock<ResultValues> = PyOnceLock::new();
+
+impl ResultValues {
+    fn get(py: Python<'_>) -> PyResult<&'static Self> {
+        RESULT_VALUES.get_or_try_init(py, || {
+            let calls = py.import("ferrotool._values.calls")?;
+            let content = py.import("ferrotool._values.content")?;
+            let outcomes = py.import("ferrotool._execution.outcomes")?;
+            let result_block = calls.getattr("ToolResultBlock")?.cast_into::<PyType>()?;
+            let text_block = content.getattr("TextBlock")?.cast_into::<PyType>()?;
+            Ok(Self {
+                result_block: RecordType::new(&result_block, 6)?,
+                text_block: RecordType::new(&text_block, 1)?,
+                success: outcomes.getattr("SUCCESS")?.unbind(),
+                error: outcomes.getattr("ERROR")?.unbind(),
+                empty: outcomes.getattr("EMPTY")?.unbind(),
+                proxy: py.import("types")?.getattr("MappingProxyType")?.unbind(),
+                done: outcomes.getattr("DONE")?.cast_into::<PyString>()?.unbind(),
+            })
+        })
+    }
 }
 
 /// A field of a tool call, by its position in `ToolUseBlock`.
@@ -75,7 +108,7 @@ fn field<'py>(call: &Bound<'py, PyAny>, which: Field) -> PyResult<Bound<'py, PyA
     call.getattr(name)
 }
 
-impl PlainCall {
+impl DirectCall {
     /// A one-text result for `call`.
     fn block<'py>(
         &self,
@@ -86,8 +119,8 @@ impl PlainCall {
         structured: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = call.py();
-        let output = PyTuple::new(py, [self.text_block.build(py, &[text])?])?;
-        self.result_block.build(
+        let output = PyTuple::new(py, [self.values.text_block.build(py, &[text])?])?;
+        self.values.result_block.build(
             py,
             &[
                 &field(call, Field::Id)?,
@@ -115,14 +148,14 @@ impl PlainCall {
         self.block(
             call,
             PyString::new(py, &text).as_any(),
-            self.error.bind(py),
-            &self.proxy.bind(py).call1((metadata,))?,
+            self.values.error.bind(py),
+            &self.values.proxy.bind(py).call1((metadata,))?,
             &py.None().into_bound(py),
         )
     }
 }
 
-impl Plan for PlainCall {
+impl Plan for DirectCall {
     fn pending_type() -> &'static PendingType {
         static TYPE: PendingType = PendingType::new();
         &TYPE
@@ -132,7 +165,7 @@ impl Plan for PlainCall {
     fn start<'py>(&self, call: &Bound<'py, PyAny>) -> PyResult<Started<'py>> {
         let py = call.py();
         let mut raw = field(call, Field::Arguments)?;
-        if !raw.is_truthy()? {
+        if is_empty_text(&raw)? {
             raw = pyo3::intern!(py, "{}").clone().into_any();
         }
         let (args, kwargs) = match self.validator.get().validate_args_raw(py, &raw) {
@@ -141,11 +174,11 @@ impl Plan for PlainCall {
                 return Ok(Started::Finished(self.invalid_result(call, &errors)?));
             }
             Err(Invalid::Lines(errors)) => {
-                // Explicit nulls for optional properties: Python validates again without them,
-                // giving the keyword arguments or the error result.
+                // Explicit nulls for optional properties: the pipeline validates again without
+                // them, giving the keyword arguments or the error result.
                 let error = validation_error(py, errors).into_value(py);
                 match self
-                    .invalid
+                    .retry
                     .bind(py)
                     .call1((call, error))?
                     .cast_into::<PyDict>()
@@ -178,7 +211,7 @@ impl Plan for PlainCall {
         } else if is_exact_int(&value) {
             (value.str()?.into_any(), value)
         } else if value.is_none() {
-            (self.done.bind(py).clone().into_any(), value)
+            (self.values.done.bind(py).clone().into_any(), value)
         } else {
             return match self.convert.bind(py).call1((call, value)) {
                 Ok(result) => Ok(result),
@@ -188,57 +221,44 @@ impl Plan for PlainCall {
         self.block(
             call,
             &text,
-            self.success.bind(py),
-            self.empty.bind(py),
+            self.values.success.bind(py),
+            self.values.empty.bind(py),
             &structured,
         )
     }
 
-    /// The result of a call whose tool raised `error` (or was cancelled); raises what must not
-    /// become a result.
+    /// The result of a call whose tool raised `error`; a cancellation (or an interpreter exit)
+    /// is not a result: it goes on.
     fn failed<'py>(&self, call: &Bound<'py, PyAny>, error: PyErr) -> PyResult<Bound<'py, PyAny>> {
         let py = call.py();
+        if !error.is_instance_of::<PyException>(py) {
+            return Err(error);
+        }
         self.failed.bind(py).call1((call, error.into_value(py)))
     }
 }
 
 #[pymethods]
-impl PlainCall {
+impl DirectCall {
     #[new]
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the keyword arguments of the Python constructor"
-    )]
-    #[pyo3(signature = (validator, function, *, awaits, invalid, failed, convert, result_block, text_block, success, error, empty, proxy, done))]
+    #[pyo3(signature = (validator, function, *, awaits, retry, failed, convert))]
     fn new(
+        py: Python<'_>,
         validator: Py<TypedValidator>,
         function: Py<PyAny>,
         awaits: bool,
-        invalid: Py<PyAny>,
+        retry: Py<PyAny>,
         failed: Py<PyAny>,
         convert: Py<PyAny>,
-        result_block: &Bound<'_, PyType>,
-        text_block: &Bound<'_, PyType>,
-        success: Py<PyAny>,
-        error: Py<PyAny>,
-        empty: Py<PyAny>,
-        proxy: Py<PyAny>,
-        done: Py<PyString>,
     ) -> PyResult<Self> {
         Ok(Self {
             validator,
             function,
             awaits,
-            invalid,
+            retry,
             failed,
             convert,
-            result_block: RecordType::new(result_block, 6)?,
-            text_block: RecordType::new(text_block, 1)?,
-            success,
-            error,
-            empty,
-            proxy,
-            done,
+            values: ResultValues::get(py)?,
         })
     }
 
@@ -263,18 +283,51 @@ impl PlainCall {
 
 /// The `PendingCall` type, for the module's namespace.
 pub(crate) fn pending_call_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
-    pending::pending_call_type::<PlainCall>(py)
+    pending::pending_call_type::<DirectCall>(py)
+}
+
+/// Whether a call's raw arguments are an empty text (read as `{}`); anything that is not text
+/// is left to the validator, which refuses it.
+fn is_empty_text(raw: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if let Ok(text) = raw.cast::<PyString>() {
+        return Ok(text.to_str()?.is_empty());
+    }
+    Ok(raw
+        .cast::<PyBytes>()
+        .is_ok_and(|bytes| bytes.as_bytes().is_empty()))
 }
 
 /// The base class of `Toolkit` and `Registry`: `call_tool` itself.
 ///
 /// A call of a plain tool goes from here straight to its `PendingCall`, with no Python frame
-/// in between; every other call goes to the subclass's `_call_slow` (a coroutine).
-#[pyclass(module = "ferrotool._core", subclass)]
+/// in between; every other call goes to the pipeline the subclass binds.
+#[pyclass(module = "ferrotool._core", subclass, frozen)]
 pub(crate) struct ToolCaller {
-    /// The plans of the plain tools run without a worker thread, by tool name, as the subclass
-    /// binds them (its table's).
-    plans: Py<PyDict>,
+    /// Where calls go; bound again whenever the subclass holds a new table. A lock, because a
+    /// toolkit (a builder) changes while requests of other threads call through it.
+    route: Mutex<Route>,
+}
+
+/// Where a `ToolCaller`'s calls go.
+struct Route {
+    /// The direct calls of the plain tools `call_tool` runs itself, by tool name.
+    direct: Py<PyDict>,
+    /// The pipeline of every other call: `pipeline(self, call, context, agent, on_progress,
+    /// on_result)`, a function of the subclass (not a bound method: no reference cycle).
+    pipeline: Option<Py<PyAny>>,
+}
+
+static REQUEST_CONFIG: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// Whether a call's context carries a request config (its view is not the default one).
+fn carries_request_config(context: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let py = context.py();
+    let config = REQUEST_CONFIG.import(py, "ferrotool._requests.config", "ToolRequestConfig")?;
+    let values = context.getattr(pyo3::intern!(py, "values"))?;
+    if values.len()? == 0 {
+        return Ok(false);
+    }
+    values.contains(config)
 }
 
 #[pymethods]
@@ -287,60 +340,69 @@ impl ToolCaller {
         _kwargs: Option<&Bound<'_, PyDict>>,
     ) -> Self {
         Self {
-            plans: PyDict::new(py).unbind(),
+            route: Mutex::new(Route {
+                direct: PyDict::new(py).unbind(),
+                pipeline: None,
+            }),
         }
     }
 
-    /// Reads the plans from `plans` from now on (the table the subclass now holds).
-    fn _bind_plans(&mut self, plans: Py<PyDict>) {
-        self.plans = plans;
+    /// Routes calls from now on: plain tools' calls to their direct calls in `direct`, every
+    /// other call to `pipeline`.
+    fn _bind(&self, direct: Py<PyDict>, pipeline: Py<PyAny>) {
+        let mut route = self.route.lock().unwrap_or_else(PoisonError::into_inner);
+        *route = Route {
+            direct,
+            pipeline: Some(pipeline),
+        };
     }
 
-    /// Run one tool call and return its result; the model's mistakes become results.
-    ///
-    /// Unknown tools, bad JSON, invalid arguments, a denied permission, a tool that raises or
-    /// times out: each is an `ERROR` (or `DENIED`) result naming the problem. If the caller is
-    /// cancelled while the tool runs, the tool is cancelled and the call still returns its
-    /// `INTERRUPTED` result (the cancellation reaches the caller again at its next checkpoint
-    /// under anyio or trio). This reads the registry as it is, groups aside: a request with a
-    /// session goes through a `view`.
-    ///
-    /// Args:
-    ///     call: The tool call.
-    ///     context: The runtime context (user, session, typed values).
-    ///     agent: The calling agent, for tools that ask for it.
-    ///     on_progress: Receives this call's progress chunks, besides the toolkit's sinks.
-    ///
-    /// Returns:
-    ///     A coroutine to await for the result.
-    ///
-    /// Raises:
-    ///     InjectionError: The tool needs a value the context lacks (a programming mistake).
-    #[expect(
-        clippy::doc_markdown,
-        reason = "a Python docstring, in the Google style of the Python API"
-    )]
-    #[pyo3(signature = (call, context=None, *, agent=None, on_progress=None))]
+    #[pyo3(signature = (call, context=None, *, agent=None, on_progress=None, on_result=None))]
     fn call_tool(
         slf: &Bound<'_, Self>,
         call: &Bound<'_, PyAny>,
         context: Option<&Bound<'_, PyAny>>,
         agent: Option<&Bound<'_, PyAny>>,
         on_progress: Option<&Bound<'_, PyAny>>,
+        on_result: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
-        let name = field(call, Field::Name)?;
-        let plan = slf.borrow().plans.bind(py).get_item(&name)?;
-        if let Some(plan) = plan
-            && let Ok(plan) = plan.cast::<PlainCall>()
-        {
-            return pending::pending_call(plan, call);
+        let (direct, pipeline) = {
+            let route = slf
+                .get()
+                .route
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            (
+                route.direct.clone_ref(py),
+                route
+                    .pipeline
+                    .as_ref()
+                    .map(|pipeline| pipeline.clone_ref(py)),
+            )
+        };
+        let plain_route = on_result.is_none()
+            && match context {
+                None => true,
+                Some(context) => context.is_none() || !carries_request_config(context)?,
+            };
+        if plain_route {
+            let name = field(call, Field::Name)?;
+            if let Some(direct) = direct.bind(py).get_item(&name)?
+                && let Ok(direct) = direct.cast::<DirectCall>()
+            {
+                return pending::pending_call(direct, call);
+            }
         }
-        slf.call_method1(
-            pyo3::intern!(py, "_call_slow"),
-            (call, context, agent, on_progress),
-        )
-        .map(Bound::unbind)
+        let Some(pipeline) = pipeline else {
+            return Err(PyRuntimeError::new_err(
+                "this ToolCaller has no pipeline bound (a subclass binds one with _bind)",
+            ));
+        };
+        pipeline
+            .bind(py)
+            .call1((slf, call, context, agent, on_progress, on_result))
+            .map(Bound::unbind)
     }
 }
 

@@ -1,15 +1,10 @@
 //! Validation errors as Python values: `ErrorDetail` records and the `ValidationError` exception.
 use ferrotool_core::error::{ErrorCode, LineError, PathItem, json_pointer};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-pyo3::create_exception!(
-    ferrotool._core,
-    ValidationError,
-    PyValueError,
-    "Input did not match a schema. `errors` holds one `ErrorDetail` per problem found."
-);
+// Defined in Python (`ferrotool.errors`, under `FerrotoolError`), raised from here.
+pyo3::import_exception!(ferrotool.errors, ValidationError);
 
 /// One problem found in an input: a stable code, where it is, what was expected and found.
 #[pyclass(module = "ferrotool._core", frozen, eq, hash)]
@@ -114,11 +109,10 @@ pub(crate) fn error_details(
 
 fn build_validation_error(py: Python<'_>, errors: Vec<LineError>) -> PyResult<PyErr> {
     let summary = summarize(&errors);
-    let exception = ValidationError::new_err(summary);
-    exception
-        .value(py)
-        .setattr("errors", error_details(py, errors)?)?;
-    Ok(exception)
+    let exception = py
+        .get_type::<ValidationError>()
+        .call1((summary, error_details(py, errors)?))?;
+    Ok(PyErr::from_value(exception))
 }
 
 fn summarize(errors: &[LineError]) -> String {

@@ -22,14 +22,10 @@ use ffi::borrowed;
 #[pymodule(gil_used = true)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add(
-        "ValidationError",
-        m.py().get_type::<errors::ValidationError>(),
-    )?;
     m.add_class::<errors::ErrorDetail>()?;
     m.add_class::<typed::TypedValidator>()?;
     m.add_class::<schema_validator::PySchemaValidator>()?;
-    m.add_class::<call::PlainCall>()?;
+    m.add_class::<call::DirectCall>()?;
     m.add_class::<call::ToolCaller>()?;
     m.add("PendingCall", call::pending_call_type(m.py())?)?;
     m.add_function(wrap_pyfunction!(derive::derive_schema, m)?)?;

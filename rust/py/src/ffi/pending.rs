@@ -7,7 +7,7 @@
 //! thrown into it reaches the tool's coroutine, and a tracing interpreter (which resumes through
 //! `__next__` and `send`) sees the same behaviour.
 //!
-//! What a call does is the plan's ([`Plan`]: `PlainCall` in [`crate::call`]); this module only
+//! What a call does is the plan's ([`Plan`]: `DirectCall` in [`crate::call`]); this module only
 //! holds the object, its protocol (start, drive, throw, close, no re-entry) and its slots.
 //! Each plan type gets a `PendingCall` type of its own, so a `PendingCall` only ever holds a
 //! plan of the type its slots were written for.

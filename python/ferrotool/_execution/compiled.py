@@ -1,0 +1,101 @@
+"""A registered tool compiled for calling: `CompiledTool`, and its provider-definition cache."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, final
+
+from ferrotool import _core
+from ferrotool._tools.base import AgentTool
+from ferrotool._tools.function import FunctionTool
+from ferrotool._values.spec import ToolSpec
+from ferrotool.providers import ProviderFormat, tool_definition
+
+
+class Invoke(enum.Enum):
+    """How a tool's call runs, decided when it is compiled."""
+
+    AWAIT = "await"
+    """An ``async def`` function tool: awaited on the caller's event loop."""
+    INLINE = "inline"
+    """A sync function tool declared ``inline=True``: called on the caller's thread."""
+    THREAD = "thread"
+    """A sync function tool: called on a worker thread of the toolkit's bounded pool."""
+    CALL = "call"
+    """Any other tool: its ``call(param)`` is awaited."""
+
+
+@final
+class Definitions:
+    """A tool's provider definitions, each built on first use.
+
+    The one mutable part of a compiled tool: a cache (one definition per format and
+    strictness, never changed once built).
+    """
+
+    __slots__ = ("_built",)
+
+    def __init__(self) -> None:
+        self._built: dict[tuple[str, bool], bytes] = {}
+
+    def get(self, spec: ToolSpec, format: ProviderFormat, strict: bool) -> bytes:
+        """The definition of ``spec`` for ``format``, as JSON bytes."""
+        key = (format, strict)
+        built = self._built.get(key)
+        if built is None:
+            built = tool_definition(spec, format, strict=strict).definition
+            self._built[key] = built
+        return built
+
+
+@final
+@dataclass(frozen=True, slots=True, eq=False)
+class CompiledTool:
+    """A registered tool, compiled for calling (see `ferrotool._execution.pipeline`).
+
+    Attributes:
+        tool: The tool as registered.
+        spec: What the model sees (presets hidden from the schema).
+        origin: Where the tool was defined (``module.qualname``), for error messages.
+        presets: Fixed argument values merged over the model's.
+        function: The function tool, when the tool is one.
+        checks_permissions: The tool has its own `ToolBase.check_permissions`.
+        parse: Validates raw JSON arguments into the tool's input; raises `ValidationError`.
+        invoke: How a call runs.
+        direct: The whole call in Rust, for a tool that needs no step besides validate,
+            invoke and convert (`_core.DirectCall`); ``None`` for every other tool.
+        groups: The tool groups it belongs to (empty: ``basic``).
+        seq: Its registration order in the table.
+        definitions: Its provider definitions (a cache).
+    """
+
+    tool: AgentTool
+    spec: ToolSpec
+    origin: str
+    presets: Mapping[str, object]
+    function: FunctionTool[Any, Any] | None
+    checks_permissions: bool
+    parse: Callable[[str], Any]
+    invoke: Invoke
+    direct: _core.DirectCall | None = None
+    groups: frozenset[str] = frozenset()
+    seq: int = 0
+    definitions: Definitions = field(default_factory=Definitions)
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self.spec.name
+
+    @property
+    def awaitable_direct(self) -> _core.DirectCall | None:
+        """The direct call when `call_tool` may hand it out as is.
+
+        Not for worker-thread tools, which the Python pipeline sends to the pool.
+        """
+        return None if self.invoke is Invoke.THREAD else self.direct
+
+
+__all__ = ["CompiledTool", "Definitions", "Invoke"]

@@ -1,0 +1,212 @@
+"""Every result the call pipeline builds: the model's mistakes and a tool's ends, as values.
+
+An unknown tool, invalid arguments, a refusal, a tool that raised or took too long, a cancelled
+call: each becomes a `ToolResultBlock` whose text tells the model what went wrong, so it can
+correct itself. A return value becomes a result through `convert`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import types
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Final, cast
+
+import pydantic_core
+
+from ferrotool import _core
+from ferrotool._permissions.decisions import PermissionBehavior, PermissionDecision
+from ferrotool._values.calls import APPROVAL_KEY, ToolResultBlock, ToolResultState, ToolUseBlock
+from ferrotool._values.content import CONTENT_TYPES, ContentBlock, TextBlock
+from ferrotool._values.json import JsonValue
+from ferrotool.errors import InjectionError, SuspendTool, ValidationError
+
+if TYPE_CHECKING:
+    from ferrotool._execution.compiled import CompiledTool
+
+_log: Final = logging.getLogger("ferrotool")
+
+DONE: Final = "Done"
+"""The text of a tool that returned ``None``."""
+
+SUCCESS: Final = ToolResultState.SUCCESS
+ERROR: Final = ToolResultState.ERROR
+EMPTY: Final[Mapping[str, JsonValue]] = types.MappingProxyType({})
+_tuple_new: Final = tuple.__new__
+_SUGGESTION_SCAN: Final = 2000
+
+
+def result(
+    call: ToolUseBlock,
+    text: str,
+    state: ToolResultState,
+    metadata: Mapping[str, JsonValue] = EMPTY,
+    structured: JsonValue = None,
+) -> ToolResultBlock:
+    """A one-text result for ``call``, built without the factories' checks (hot path)."""
+    output = (_tuple_new(TextBlock, (text,)),)
+    return _tuple_new(ToolResultBlock, (call.id, call.name, output, state, metadata, structured))
+
+
+def unknown(call: ToolUseBlock, names: Iterable[str]) -> ToolResultBlock:
+    """The result for a tool nobody registered, with the closest names as suggestions.
+
+    The scan for suggestions is bounded: over a huge registry only names sharing the first
+    letter are compared, at most a few thousand of them.
+    """
+    candidates = list(names)
+    if len(candidates) > _SUGGESTION_SCAN:
+        first = call.name[:1]
+        candidates = [name for name in candidates if name[:1] == first][:_SUGGESTION_SCAN]
+    close = difflib.get_close_matches(call.name, candidates, n=3, cutoff=0.6)
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    _log.info("call %s asked for an unknown tool %r", call.id, call.name)
+    return ToolResultBlock.error(f"Tool not found: {call.name}.{hint}", id=call.id, name=call.name)
+
+
+def unavailable(call: ToolUseBlock, reason: str) -> ToolResultBlock:
+    """The result for a tool that exists but is not visible to this request."""
+    _log.info("call %s asked for tool %r, not available: %s", call.id, call.name, reason)
+    return ToolResultBlock.error(
+        f"Tool '{call.name}' is not available now: {reason}.", id=call.id, name=call.name
+    )
+
+
+def invalid(call: ToolUseBlock, error: ValidationError) -> ToolResultBlock:
+    """The error result for invalid arguments: every error, for the model and in metadata."""
+    text, errors = _core.invalid_arguments(call.name, error.errors)
+    return result(call, text, ERROR, types.MappingProxyType({"errors": errors}))
+
+
+def raised(call: ToolUseBlock, exc: Exception) -> ToolResultBlock:
+    """The result for a tool that raised (a suspension is not a failure).
+
+    Raises:
+        InjectionError: The tool asked for a value the context lacks: a programmer's mistake.
+    """
+    if isinstance(exc, SuspendTool):
+        return ToolResultBlock.suspended(call, exc.reason)
+    if isinstance(exc, InjectionError):
+        raise exc
+    return failed(call, exc)
+
+
+def failed(call: ToolUseBlock, exc: BaseException) -> ToolResultBlock:
+    """The error result for a tool that raised, or whose value could not become a result."""
+    _log.warning("tool %s (call %s) raised", call.name, call.id, exc_info=exc)
+    try:
+        message = str(exc) or type(exc).__name__
+    except Exception:  # an exception whose __str__ raises
+        message = type(exc).__name__
+    return ToolResultBlock.error(f"Tool execution failed: {message}", id=call.id, name=call.name)
+
+
+def timed_out(call: ToolUseBlock, seconds: float) -> ToolResultBlock:
+    """The error result for a call that took longer than its timeout."""
+    _log.warning("tool %s (call %s) timed out after %g s", call.name, call.id, seconds)
+    return ToolResultBlock.error(
+        f"Tool execution timed out after {seconds:g} s", id=call.id, name=call.name
+    )
+
+
+def interrupted(call: ToolUseBlock) -> ToolResultBlock:
+    """The result paired with a call whose caller was cancelled before the tool finished."""
+    _log.info("tool %s (call %s) was interrupted", call.name, call.id)
+    return ToolResultBlock.interrupted(call)
+
+
+def refusal(call: ToolUseBlock, decision: PermissionDecision) -> ToolResultBlock | None:
+    """The result for a decision that stops the call (deny, ask); ``None`` to go on."""
+    if decision.behavior is PermissionBehavior.DENY:
+        _log.info("tool %s (call %s) denied: %s", call.name, call.id, decision.message)
+        return ToolResultBlock.denied(
+            call,
+            f"Permission denied: {decision.message}",
+            metadata={"permission": decision.to_dict()},
+        )
+    if decision.behavior is PermissionBehavior.ASK:
+        return ToolResultBlock(
+            id=call.id,
+            name=call.name,
+            output=(TextBlock(f"Approval required: {decision.message}"),),
+            state=ToolResultState.RUNNING,
+            metadata=types.MappingProxyType({APPROVAL_KEY: True, "permission": decision.to_dict()}),
+        )
+    return None
+
+
+def convert(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResultBlock:
+    """A tool's return value as its result.
+
+    ``str`` is the text; ``None`` the text ``Done``; a `ToolResultBlock` passes as is (stamped
+    with the call); content blocks are the output; anything else is made JSON (records,
+    dicts, lists, numbers, datetimes, UUIDs, enums, pydantic models...), the text being the
+    JSON and `ToolResultBlock.structured` the value. A value with no JSON form is sent as its
+    ``str()``. Never raises: a value that cannot become a result gives an error result.
+    """
+    try:
+        return _convert(tool, call, value)
+    except Exception as exc:
+        return failed(call, exc)
+
+
+def _convert(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResultBlock:
+    function = tool.function
+    if function is not None and function.converter is not None:
+        value = function.converter(value)
+    kind = type(value)
+    if kind is str:
+        return result(call, cast("str", value), SUCCESS)
+    if kind is int:
+        return result(call, str(value), SUCCESS, EMPTY, cast("int", value))
+    if kind is ToolResultBlock:
+        block = cast("ToolResultBlock", value)
+        if block.id == call.id and block.name == call.name:
+            return block
+        return block.with_call(call.id, call.name)
+    if value is None:
+        return result(call, DONE, SUCCESS)
+    if isinstance(value, str):
+        return result(call, str(value), SUCCESS)
+    if isinstance(value, CONTENT_TYPES):
+        return ToolResultBlock.success(value, id=call.id, name=call.name)
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(item, CONTENT_TYPES) for item in value)
+    ):
+        blocks = cast("tuple[ContentBlock, ...]", tuple(value))
+        return ToolResultBlock.success(blocks, id=call.id, name=call.name)
+    return _json_result(call, value)
+
+
+def _json_result(call: ToolUseBlock, value: object) -> ToolResultBlock:
+    asdict = getattr(value, "_asdict", None)
+    if isinstance(value, tuple) and callable(asdict):
+        value = asdict()  # a named tuple reads best as an object
+    try:
+        data = pydantic_core.to_json(value, inf_nan_mode="null")
+    except pydantic_core.PydanticSerializationError:
+        _log.warning("tool %s returned a %s, not JSON: sent as str()", call.name, type(value))
+        return result(call, str(value), SUCCESS)
+    structured = cast("JsonValue", pydantic_core.from_json(data))
+    return result(call, data.decode(), SUCCESS, EMPTY, structured)
+
+
+__all__ = [
+    "DONE",
+    "EMPTY",
+    "ERROR",
+    "SUCCESS",
+    "convert",
+    "failed",
+    "interrupted",
+    "invalid",
+    "raised",
+    "refusal",
+    "result",
+    "timed_out",
+    "unavailable",
+    "unknown",
+]

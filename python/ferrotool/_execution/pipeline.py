@@ -1,0 +1,455 @@
+"""The call pipeline: how one tool call becomes one result.
+
+A call is one named sequence of steps::
+
+    resolve -> parse -> gate -> prepare -> invoke -> convert -> finish
+
+- **resolve** the name to a compiled tool, or to an unknown / not-available result (the table
+  and the views of `ferrotool._registry` do this);
+- **parse** the raw JSON arguments into the tool's input (Rust, one pass); invalid arguments
+  give an error result listing every problem, and an explicit ``null`` for an optional
+  property counts as the property left out;
+- **gate**: the permission decision (deny gives a ``DENIED`` result, ask a result waiting for
+  approval), then external tools end suspended, for the caller to run;
+- **prepare** the invocation: presets merged over the input, injected values added;
+- **invoke** the tool (awaited, inline, or on a worker thread) under its timeout;
+- **convert** its return value (or what it raised) into a result;
+- **finish**: the result goes to the call's result sink, if any, also when the caller was
+  cancelled (then the result is ``INTERRUPTED`` and the cancellation goes on).
+
+`run_call` runs the steps for an async caller and `run_call_sync` for a sync one; both share
+every step. The Rust direct call (`_core.DirectCall`, `CompiledTool.direct`) is the same
+sequence specialised for a tool that needs no step besides parse, invoke and convert: it runs
+the whole call without a Python frame, and hands its uncommon cases back to this module
+(`retry_without_nulls`, `outcomes.raised`, `outcomes.convert`).
+`tests/property/test_call_paths.py` checks that every path gives the same results.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import types
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias, cast, final
+
+import anyio
+import anyio.to_thread
+import orjson
+
+from ferrotool import _core
+from ferrotool._execution import outcomes
+from ferrotool._execution.compiled import CompiledTool, Invoke
+from ferrotool._execution.runner import Runner, ToolkitConfig
+from ferrotool._permissions.decisions import PermissionContext
+from ferrotool._tools.base import AgentTool, ToolBase, ToolCallParam
+from ferrotool._tools.function import FunctionTool
+from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
+from ferrotool._values.context import EMPTY_CONTEXT, Emitter, ProgressSink, RuntimeContext
+from ferrotool.errors import RegistrationError, ValidationError
+
+ResultSink: TypeAlias = Callable[[ToolResultBlock], object]
+"""Receives the one result of a call, also when its caller was cancelled (then the result is
+``INTERRUPTED``, delivered before the cancellation goes on)."""
+
+_EMPTY_ARGUMENTS: Final = "{}"
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class CallScope:
+    """Everything the steps of one call need besides the tool.
+
+    Attributes:
+        call: The call as the model sent it.
+        context: The call's runtime context.
+        agent: The calling agent, for tools that ask for it.
+        runner: Worker threads, timeouts and progress sinks.
+        sinks: The progress sinks of this call (the toolkit's and the call's own).
+    """
+
+    call: ToolUseBlock
+    context: RuntimeContext = EMPTY_CONTEXT
+    agent: object | None = None
+    runner: Runner | None = None
+    sinks: tuple[ProgressSink, ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        call: ToolUseBlock,
+        runner: Runner,
+        context: RuntimeContext | None = None,
+        agent: object | None = None,
+        on_progress: ProgressSink | None = None,
+    ) -> CallScope:
+        """The scope of ``call`` run by ``runner``."""
+        return cls(call, context or EMPTY_CONTEXT, agent, runner, runner.sinks(on_progress))
+
+
+# --- compile -----------------------------------------------------------------------------------
+
+
+def compile_tool(
+    item: AgentTool, presets: Mapping[str, object] | None, config: ToolkitConfig
+) -> CompiledTool:
+    """Compile a tool for calling: how it parses, runs, and whether Rust runs it whole.
+
+    Raises:
+        RegistrationError: A method tool read from its class (register the object), or presets
+            for a tool that cannot take them.
+    """
+    presets = types.MappingProxyType(dict(presets or {}))
+    origin = _origin(item)
+    function: FunctionTool[Any, Any] | None = None
+    if isinstance(item, FunctionTool):
+        if item.needs_binding:
+            raise RegistrationError(
+                f"tool {item.name!r} ({origin}) is a method: register the object that owns it"
+            )
+        if presets:
+            item = item.with_presets(frozenset(presets))
+        function = item
+    spec = item.spec
+    parse: Callable[[str], Any] = item.parse_arguments
+    if presets and function is None:
+        if not isinstance(item, ToolBase) or isinstance(item.input_schema, type):
+            raise RegistrationError(
+                f"tool {spec.name!r}: presets need a function tool or a JSON Schema input"
+            )
+        spec = dataclasses.replace(spec, parameters=_hide(spec.parameters, presets))
+        parse = _merging_parser(item, presets)
+    invoke = Invoke.CALL
+    if function is not None:
+        parse = function.schema.validate_json
+        invoke = Invoke.AWAIT if function.is_async else Invoke.THREAD
+        if function.inline:
+            invoke = Invoke.INLINE
+    checks = isinstance(item, ToolBase) and _overrides(item, "check_permissions")
+    tool = CompiledTool(
+        tool=item,
+        spec=spec,
+        origin=origin,
+        presets=presets,
+        function=function,
+        checks_permissions=checks,
+        parse=parse,
+        invoke=invoke,
+    )
+    if function is not None and _is_direct(tool, function, config):
+        tool = dataclasses.replace(tool, direct=_direct(tool, function))
+    return tool
+
+
+def _is_direct(tool: CompiledTool, function: FunctionTool[Any, Any], config: ToolkitConfig) -> bool:
+    """Whether the Rust direct call can run the tool's whole call.
+
+    It can when the call is nothing but parse, invoke and convert: no permission check,
+    external suspension, presets, injections, converter or timeout.
+    """
+    return not (
+        tool.checks_permissions
+        or tool.spec.external
+        or tool.presets
+        or function.injections
+        or function.converter is not None
+        or call_timeout(tool, config.default_timeout) is not None
+    )
+
+
+def _direct(tool: CompiledTool, function: FunctionTool[Any, Any]) -> _core.DirectCall:
+    return _core.DirectCall(
+        function.schema.validator,
+        function.function,
+        awaits=tool.invoke is Invoke.AWAIT,
+        retry=functools.partial(retry_without_nulls, tool),
+        failed=outcomes.raised,
+        convert=functools.partial(outcomes.convert, tool),
+    )
+
+
+def call_timeout(tool: CompiledTool, default: float | None) -> float | None:
+    """The timeout of a call: the tool's own, else the toolkit's default.
+
+    An inline tool runs on the caller's thread, where nothing can stop it: it has no timeout
+    (declaring one is refused when the tool is defined) and the default does not apply.
+    """
+    if tool.invoke is Invoke.INLINE:
+        return None
+    return tool.spec.timeout or default
+
+
+def _origin(item: object) -> str:
+    if isinstance(item, FunctionTool):
+        fn = item.function
+        fn = getattr(fn, "__func__", fn)
+        return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+    cls = type(item)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _overrides(tool: object, method: str) -> bool:
+    base = getattr(ToolBase, method)
+    return getattr(type(tool), method, base) is not base
+
+
+def _hide(schema: bytes, names: Mapping[str, object]) -> bytes:
+    """The schema without the preset properties."""
+    document = orjson.loads(schema)
+    if not isinstance(document, dict):
+        return schema
+    properties = document.get("properties")
+    if isinstance(properties, dict):
+        document["properties"] = {k: v for k, v in properties.items() if k not in names}
+    required = document.get("required")
+    if isinstance(required, list):
+        document["required"] = [k for k in required if k not in names]
+    return orjson.dumps(document)
+
+
+def _merging_parser(base: ToolBase[Any], presets: Mapping[str, object]) -> Callable[[str], Any]:
+    """A parser for a JSON Schema tool with presets, which are hidden from its schema.
+
+    The presets are merged over the model's input, and the whole is validated against the
+    tool's own schema.
+    """
+
+    def parse(arguments: str) -> object:
+        try:
+            parsed = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            return base.parse_arguments(arguments)  # raises the positioned JSON error
+        if not isinstance(parsed, dict):
+            return base.parse_arguments(arguments)
+        parsed.update(presets)
+        return base.validate_input(parsed)
+
+    return parse
+
+
+# --- the steps ---------------------------------------------------------------------------------
+
+
+def parse(tool: CompiledTool, call: ToolUseBlock) -> object:
+    """Validate the call's raw JSON arguments into the tool's input (an empty text is ``{}``).
+
+    Returns:
+        The input, or the error result for invalid arguments.
+
+    Raises:
+        TypeError: The arguments are not a ``str`` or ``bytes`` (a programmer's mistake).
+    """
+    raw = call.arguments
+    if not isinstance(raw, (str, bytes)):
+        raise TypeError(
+            f"the arguments of call {call.id!r} are a {type(raw).__name__}, not JSON text; "
+            "build the call with ToolUseBlock.of(id, name, input) to pass parsed arguments"
+        )
+    try:
+        return tool.parse(raw or _EMPTY_ARGUMENTS)
+    except ValidationError as error:
+        return retry_without_nulls(tool, call, error)
+
+
+def retry_without_nulls(tool: CompiledTool, call: ToolUseBlock, error: ValidationError) -> Any:
+    """Read an explicit ``null`` for an optional property as the property left out.
+
+    Strict provider schemas make every property required and the optional ones nullable, so a
+    model sends ``null`` for "not given". Only on the error path: when some errors are a
+    ``null`` where the schema wants another type, those object members are removed and the
+    arguments validated again; a member that was required is then reported missing.
+
+    Returns:
+        The arguments, or the error result (the first error, when removing nulls does not help).
+    """
+    nulls = [
+        detail.path
+        for detail in error.errors
+        if detail.code == "wrong_type" and detail.found == "null" and detail.path
+    ]
+    if not nulls or len(nulls) != len(error.errors):
+        return outcomes.invalid(call, error)
+    document = orjson.loads(call.arguments)
+    for path in nulls:
+        parent: Any = document
+        for step in path[:-1]:
+            parent = parent[step]
+        if not isinstance(parent, dict):
+            return outcomes.invalid(call, error)
+        parent.pop(path[-1], None)
+    try:
+        return tool.parse(orjson.dumps(document).decode())
+    except ValidationError as retry:
+        return outcomes.invalid(call, retry)
+
+
+async def gate(tool: CompiledTool, arguments: object, scope: CallScope) -> object:
+    """Decide whether the call may run here, now.
+
+    Returns:
+        The input to run with (a permission check may change it), or the result that ends the
+        call: ``DENIED``, waiting for approval, or suspended for external execution.
+    """
+    call = scope.call
+    if tool.checks_permissions:
+        base = cast("ToolBase[Any]", tool.tool)
+        decision = await base.check_permissions(arguments, PermissionContext(runtime=scope.context))
+        stop = outcomes.refusal(call, decision)
+        if stop is not None:
+            return stop
+        if decision.updated_input is not None:
+            try:
+                arguments = base.validate_input(dict(decision.updated_input))
+            except ValidationError as error:
+                return outcomes.invalid(call, error)
+    return suspend_external(tool, call, arguments)
+
+
+def suspend_external(tool: CompiledTool, call: ToolUseBlock, arguments: object) -> object:
+    """An external tool's call ends suspended, for the caller to run; any other goes on."""
+    if tool.spec.external:
+        return ToolResultBlock.suspended(call)
+    return arguments
+
+
+def prepare(tool: CompiledTool, arguments: object, scope: CallScope) -> Callable[[], object]:
+    """The invocation, ready to call: presets merged over the input, injected values added.
+
+    Raises:
+        InjectionError: The tool needs a value the context lacks (a programmer's mistake).
+    """
+    call = scope.call
+    function = tool.function
+    if function is None:
+        emitter = Emitter(call, scope.sinks)
+        param: ToolCallParam[Any] = ToolCallParam(
+            arguments, call, scope.context, scope.agent, emitter
+        )
+        return functools.partial(tool.tool.call, param)
+    kwargs = cast("dict[str, object]", arguments)
+    if tool.presets:
+        kwargs.update(tool.presets)
+    if function.injections:
+        kwargs.update(function.inject(call, scope.context, scope.agent, scope.sinks))
+    return functools.partial(function.function, **kwargs)
+
+
+async def invoke(
+    tool: CompiledTool, invocation: Callable[[], object], scope: CallScope
+) -> ToolResultBlock:
+    """Run the invocation under the call's timeout and convert what it returns or raises.
+
+    A cancellation of the caller is not caught here: it goes on (see `run_call`).
+    """
+    call = scope.call
+    runner = cast("Runner", scope.runner)
+    timeout = call_timeout(tool, runner.config.default_timeout)
+    try:
+        if timeout is None:
+            value = await _run(tool, invocation, runner)
+        else:
+            with anyio.move_on_after(timeout) as deadline:
+                value = await _run(tool, invocation, runner)
+            if deadline.cancelled_caught:
+                return outcomes.timed_out(call, timeout)
+    except Exception as exc:
+        return outcomes.raised(call, exc)
+    return outcomes.convert(tool, call, value)
+
+
+async def _run(tool: CompiledTool, invocation: Callable[[], object], runner: Runner) -> object:
+    how = tool.invoke
+    if how is Invoke.INLINE:
+        return invocation()
+    if how is Invoke.THREAD:
+        return await anyio.to_thread.run_sync(
+            invocation, limiter=runner.limiter, abandon_on_cancel=True
+        )
+    return await cast("Awaitable[object]", invocation())
+
+
+# --- the sequence ------------------------------------------------------------------------------
+
+
+async def run_call(tool: CompiledTool, scope: CallScope) -> ToolResultBlock:
+    """Run one call of a resolved tool through every step.
+
+    If the caller is cancelled while the tool runs, the tool is cancelled and the cancellation
+    goes on (`finish` delivers the call's ``INTERRUPTED`` result).
+    """
+    arguments = parse(tool, scope.call)
+    if type(arguments) is ToolResultBlock:
+        return arguments
+    arguments = await gate(tool, arguments, scope)
+    if type(arguments) is ToolResultBlock:
+        return arguments
+    return await invoke(tool, prepare(tool, arguments, scope), scope)
+
+
+def run_call_sync(tool: CompiledTool, scope: CallScope) -> ToolResultBlock:
+    """`run_call` for a sync caller: a sync tool runs on the calling thread.
+
+    A call that needs an event loop (an async tool, a permission check, a timeout) runs in a
+    fresh one through `anyio.run`: do not call this from inside a running event loop.
+    """
+    if _needs_event_loop(tool, scope):
+        return anyio.run(run_call, tool, scope)
+    arguments = parse(tool, scope.call)
+    if type(arguments) is ToolResultBlock:
+        return arguments
+    arguments = suspend_external(tool, scope.call, arguments)
+    if type(arguments) is ToolResultBlock:
+        return arguments
+    try:
+        value = prepare(tool, arguments, scope)()
+    except Exception as exc:
+        return outcomes.raised(scope.call, exc)
+    return outcomes.convert(tool, scope.call, value)
+
+
+def _needs_event_loop(tool: CompiledTool, scope: CallScope) -> bool:
+    runner = cast("Runner", scope.runner)
+    return (
+        tool.invoke is Invoke.AWAIT
+        or tool.invoke is Invoke.CALL
+        or tool.checks_permissions
+        or call_timeout(tool, runner.config.default_timeout) is not None
+    )
+
+
+async def finish(
+    running: Awaitable[ToolResultBlock], call: ToolUseBlock, on_result: ResultSink
+) -> ToolResultBlock:
+    """Await a call and hand its one result to ``on_result``, also when the caller is cancelled.
+
+    On a cancellation (or an interpreter exit) the call's ``INTERRUPTED`` result is delivered,
+    then the cancellation goes on: a transcript never holds a call without its result. A
+    programmer's mistake (an `Exception` out of the call) delivers nothing and propagates.
+    """
+    try:
+        result = await running
+    except Exception:
+        raise
+    except BaseException:
+        on_result(outcomes.interrupted(call))
+        raise
+    on_result(result)
+    return result
+
+
+__all__ = [
+    "CallScope",
+    "ResultSink",
+    "call_timeout",
+    "compile_tool",
+    "finish",
+    "gate",
+    "invoke",
+    "parse",
+    "prepare",
+    "retry_without_nulls",
+    "run_call",
+    "run_call_sync",
+    "suspend_external",
+]

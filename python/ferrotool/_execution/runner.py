@@ -1,0 +1,86 @@
+"""What calls run with: `ToolkitConfig`, and the `Runner` that a toolkit shares.
+
+The toolkit, its snapshots and their views share one runner: worker threads, progress sinks,
+middleware.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeAlias, final
+
+import anyio
+
+from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
+from ferrotool._values.context import ProgressSink, RuntimeContext
+
+Next: TypeAlias = Callable[[ToolUseBlock, RuntimeContext], Awaitable[ToolResultBlock]]
+"""The rest of the call, as middleware sees it: call it to go on."""
+
+Middleware: TypeAlias = Callable[[ToolUseBlock, RuntimeContext, Next], Awaitable[ToolResultBlock]]
+"""``async def middleware(call, context, next) -> ToolResultBlock``.
+
+Middleware wraps every call like an onion (the first outermost): it may read or rewrite the
+call and the context (its scratch layer carries messages to tools), call ``next`` (or not, to
+short-circuit with its own result), and read or rewrite the result.
+"""
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolkitConfig:
+    """How a toolkit runs its tools.
+
+    Attributes:
+        max_threads: Worker threads for sync tools (a bounded pool shared by the toolkit's
+            snapshots).
+        default_timeout: Seconds a call may take when its tool declares no timeout; ``None``
+            for no limit.
+        allow_removal: Whether tools and groups may be removed after registration.
+        meta_tool: Register the ``reset_tools`` meta tool while a session-scoped group exists,
+            so the model can switch groups on and off in its session.
+        middleware: Wraps every call (see `Middleware`), the first outermost.
+    """
+
+    max_threads: int = 40
+    default_timeout: float | None = None
+    allow_removal: bool = True
+    meta_tool: bool = False
+    middleware: Sequence[Middleware] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.max_threads < 1:
+            raise ValueError(f"max_threads must be at least 1, got {self.max_threads}")
+        if self.default_timeout is not None and not self.default_timeout > 0:
+            raise ValueError(f"default_timeout must be positive, got {self.default_timeout}")
+        object.__setattr__(self, "middleware", tuple(self.middleware))
+
+
+@final
+class Runner:
+    """What a toolkit's calls run with, shared by the toolkit, its registries and their views.
+
+    Attributes:
+        config: The toolkit's configuration.
+        limiter: Bounds the worker threads of sync tools.
+        progress: Sinks that receive every call's progress chunks.
+    """
+
+    __slots__ = ("config", "limiter", "progress")
+
+    def __init__(self, config: ToolkitConfig, progress: tuple[ProgressSink, ...] = ()) -> None:
+        self.config = config
+        self.limiter = anyio.CapacityLimiter(config.max_threads)
+        self.progress = progress
+
+    def sinks(self, on_progress: ProgressSink | None) -> tuple[ProgressSink, ...]:
+        """The progress sinks of one call: the toolkit's, and the call's own."""
+        return self.progress if on_progress is None else (*self.progress, on_progress)
+
+    def timeout(self, declared: float | None) -> float | None:
+        """The timeout of a call of a tool that declares ``declared``."""
+        return declared or self.config.default_timeout
+
+
+__all__ = ["Middleware", "Next", "Runner", "ToolkitConfig"]
