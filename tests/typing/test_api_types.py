@@ -71,7 +71,7 @@ def test_public_types() -> None:
     assert_type(registered, tuple[AgentTool, ...])
     assert_type(toolkit.snapshot(), Registry)
     assert_type(toolkit.get_tool("add"), AgentTool | None)
-    assert_type(toolkit.schemas("openai_chat"), list[dict[str, JsonValue]])
+    assert_type(toolkit.schemas_json("openai_chat"), bytes)
     assert_type(toolkit.names(), tuple[str, ...])
     block = ToolUseBlock("c1", "add", '{"a": 1}')
     assert_type(block.input, dict[str, JsonValue])

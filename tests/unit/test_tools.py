@@ -326,7 +326,7 @@ def test_tool_base_defaults_follow_the_chapter() -> None:
     assert plain.description == "Tool: plain"
     assert plain.concurrency_safe
     assert not plain.read_only
-    assert not plain.external_tool
+    assert not plain.external
     assert plain.match_rule(None, {})
     assert not plain.match_rule("", {})
     assert not plain.match_rule("x", {})
@@ -348,7 +348,7 @@ def test_tool_base_defaults_follow_the_chapter() -> None:
 async def test_tool_base_default_call_and_permissions() -> None:
     class External(ToolBase[dict[str, object]]):
         name = "ext"
-        external_tool = True
+        external = True
 
     class Missing(ToolBase[dict[str, object]]):
         name = "missing"

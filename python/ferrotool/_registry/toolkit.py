@@ -17,12 +17,12 @@ from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from typing import Any, cast, final
 
 import anyio
-import orjson
 
 from ferrotool import _core
 from ferrotool._execution.compiled import Invoke
 from ferrotool._execution.pipeline import CallScope, ResultSink, compile_tool, run_call_sync
 from ferrotool._execution.runner import Runner, ToolkitConfig
+from ferrotool._registry.listing import ToolLists
 from ferrotool._registry.table import Table, TableCaches
 from ferrotool._registry.view import ToolView
 from ferrotool._requests.config import NO_REQUEST_CONFIG, ToolRequestConfig
@@ -39,14 +39,13 @@ from ferrotool._tools.function import FunctionTool, tool
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.groups import BASIC, ToolGroup, ToolGroupScope
-from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec
 from ferrotool.builtins.reset_tools import RESET_TOOLS, ResetTools
 from ferrotool.errors import RegistrationError
 from ferrotool.providers import ProviderFormat
 
 
-class _ToolSet(_core.ToolCaller):
+class _ToolSet(_core.ToolCaller, ToolLists):
     """The read and call side shared by `Toolkit` and `Registry`."""
 
     __slots__ = ("_default_view", "_runner", "_table")
@@ -187,20 +186,6 @@ class _ToolSet(_core.ToolCaller):
             joined = b"[" + b",".join(self.definitions(format, strict=strict)) + b"]"
             cached = caches.remember(caches.schemas, key, joined)
         return cached
-
-    def schemas(
-        self, format: ProviderFormat = "openai_chat", *, strict: bool = False
-    ) -> list[dict[str, JsonValue]]:
-        """The tool list for a provider request (``tools=...``), a fresh copy.
-
-        Args:
-            format: ``openai_chat``, ``openai_responses``, ``anthropic``, ``gemini`` or ``mcp``.
-            strict: Ask for strict schemas; a tool that cannot be made strict faithfully is
-                sent non-strict, with a `StrictSchemaWarning`.
-        """
-        return cast(
-            "list[dict[str, JsonValue]]", orjson.loads(self.schemas_json(format, strict=strict))
-        )
 
     # - calls -
 

@@ -13,13 +13,12 @@ import weakref
 from collections.abc import Awaitable, Coroutine, Iterator
 from typing import Any, Final, final
 
-import orjson
-
 from ferrotool._execution import outcomes
 from ferrotool._execution.compiled import CompiledTool
 from ferrotool._execution.middleware import compose
 from ferrotool._execution.pipeline import CallScope, ResultSink, compile_tool, finish, run_call
 from ferrotool._execution.runner import Next, Runner, ToolkitConfig
+from ferrotool._registry.listing import ToolLists
 from ferrotool._registry.table import Table
 from ferrotool._requests.config import ToolRequestConfig
 from ferrotool._requests.resolve import backend_allowed, external_wins
@@ -28,7 +27,6 @@ from ferrotool._tools.base import AgentTool
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import EMPTY_CONTEXT, ProgressSink, RuntimeContext
 from ferrotool._values.groups import BASIC
-from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec
 from ferrotool.builtins.reset_tools import RESET_TOOLS, SessionHandle
 from ferrotool.providers import ProviderFormat
@@ -62,7 +60,7 @@ async def _awaited(running: Awaitable[ToolResultBlock]) -> ToolResultBlock:
 
 
 @final
-class ToolView:
+class ToolView(ToolLists):
     """The tools one request may see and call. Immutable; build it with `Registry.view`.
 
     Attributes:
@@ -188,14 +186,6 @@ class ToolView:
             backend = caches.remember(caches.view_schemas, key, joined)
         external = b",".join(table.definitions(self._externals.values(), format, strict))
         return b"[" + b",".join(part for part in (backend, external) if part) + b"]"
-
-    def schemas(
-        self, format: ProviderFormat = "openai_chat", *, strict: bool = False
-    ) -> list[dict[str, JsonValue]]:
-        """The visible tools' definitions for a provider (``tools=...``), a fresh copy."""
-        out = orjson.loads(self.schemas_json(format, strict=strict))
-        assert isinstance(out, list)
-        return out
 
     # - calls -
 

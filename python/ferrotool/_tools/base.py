@@ -121,7 +121,7 @@ class ToolBase(Generic[InputT]):
             instances `call` receives.
         read_only: The tool changes nothing.
         concurrency_safe: Calls may overlap with other calls (default true).
-        external_tool: The tool runs elsewhere; a call is answered with a suspended result.
+        external: The tool runs elsewhere; a call is answered with a suspended result.
         state_injected: The tool receives the agent's state (`ToolCallParam.agent_state`).
         mcp_server: The MCP server the tool comes from, if any.
         strict: Ask providers for strict arguments (``None``: the request decides).
@@ -135,7 +135,7 @@ class ToolBase(Generic[InputT]):
     input_schema: Mapping[str, JsonValue] | type | None = None
     read_only: bool = False
     concurrency_safe: bool = True
-    external_tool: bool = False
+    external: bool = False
     state_injected: bool = False
     mcp_server: str | None = None
     strict: bool | None = None
@@ -155,7 +155,7 @@ class ToolBase(Generic[InputT]):
         input_schema: Mapping[str, JsonValue] | type | None = None,
         read_only: bool | None = None,
         concurrency_safe: bool | None = None,
-        external_tool: bool | None = None,
+        external: bool | None = None,
         state_injected: bool | None = None,
         mcp_server: str | None = None,
         strict: bool | None = None,
@@ -174,7 +174,7 @@ class ToolBase(Generic[InputT]):
         self.concurrency_safe = (
             cls.concurrency_safe if concurrency_safe is None else concurrency_safe
         )
-        self.external_tool = cls.external_tool if external_tool is None else external_tool
+        self.external = cls.external if external is None else external
         self.state_injected = cls.state_injected if state_injected is None else state_injected
         self.mcp_server = cls.mcp_server if mcp_server is None else mcp_server
         if self.mcp_server is not None and not self.mcp_server.strip():
@@ -196,7 +196,7 @@ class ToolBase(Generic[InputT]):
             parameters=parameters,
             read_only=self.read_only,
             concurrency_safe=self.concurrency_safe,
-            external=self.external_tool,
+            external=self.external,
             state_injected=self.state_injected,
             mcp_server=self.mcp_server,
             strict=self.strict,
@@ -262,7 +262,7 @@ class ToolBase(Generic[InputT]):
     async def call(self, param: ToolCallParam[InputT]) -> ToolReturn:
         """Run the tool. Override it (external tools do not)."""
         cls = type(self).__name__
-        if self.external_tool:
+        if self.external:
             raise RuntimeError(f"{cls} is an external tool and must not be invoked locally")
         raise NotImplementedError(f"{cls} does not implement call")
 

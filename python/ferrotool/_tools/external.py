@@ -53,7 +53,7 @@ class SchemaOnlyTool(ToolBase[dict[str, JsonValue]]):
         SchemaError: The schema does not compile.
     """
 
-    external_tool = True
+    external = True
 
     def __init__(
         self, definition: Mapping[str, Any] | ToolSpec, *, limits: Limits = DEFAULT_LIMITS
@@ -70,7 +70,7 @@ class SchemaOnlyTool(ToolBase[dict[str, JsonValue]]):
             description=description,
             input_schema=parameters,
             strict=strict,
-            external_tool=True,
+            external=True,
             limits=limits,
         )
 

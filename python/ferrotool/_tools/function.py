@@ -214,7 +214,7 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
         )
         self.read_only = options.read_only
         self.concurrency_safe = options.concurrency_safe
-        self.external_tool = options.external
+        self.external = options.external
         self.state_injected = options.state_injected
         self.mcp_server = None
         self.strict = options.strict
@@ -232,7 +232,7 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
             parameters=schema.schema_bytes,
             read_only=self.read_only,
             concurrency_safe=self.concurrency_safe,
-            external=self.external_tool,
+            external=self.external,
             state_injected=self.state_injected,
             strict=self.strict,
             timeout=self.timeout,
