@@ -39,7 +39,7 @@ import anyio.to_thread
 import orjson
 
 from ferrotool import _core
-from ferrotool._execution import outcomes
+from ferrotool._execution import nulls, outcomes
 from ferrotool._execution.compiled import CompiledTool, Invoke
 from ferrotool._execution.runner import Runner, ToolkitConfig
 from ferrotool._permissions.decisions import PermissionContext
@@ -253,33 +253,29 @@ def parse(tool: CompiledTool, call: ToolUseBlock) -> object:
 
 
 def retry_without_nulls(tool: CompiledTool, call: ToolUseBlock, error: ValidationError) -> Any:
-    """Read an explicit ``null`` for an optional property as the property left out.
+    """Validate failed arguments again, reading ``null`` at optional properties as left out.
 
-    Strict provider schemas make every property required and the optional ones nullable, so a
-    model sends ``null`` for "not given". Only on the error path: when some errors are a
-    ``null`` where the schema wants another type, those object members are removed and the
-    arguments validated again; a member that was required is then reported missing.
+    See `ferrotool._execution.nulls` for the rule.
+
+    Only tried when some error is at a ``null`` (as the Rust direct call decides too).
 
     Returns:
-        The arguments, or the error result (the first error, when removing nulls does not help).
+        The arguments, or the error result: the first errors when no such ``null`` was there,
+        else the errors of the arguments without them.
     """
-    nulls = [
-        detail.path
-        for detail in error.errors
-        if detail.code == "wrong_type" and detail.found == "null" and detail.path
-    ]
-    if not nulls or len(nulls) != len(error.errors):
+    details = error.errors
+    if not any(detail.found == "null" and detail.path for detail in details) or not (
+        nulls.readable(detail.code for detail in details)
+    ):
         return outcomes.invalid(call, error)
-    document = orjson.loads(call.arguments)
-    for path in nulls:
-        parent: Any = document
-        for step in path[:-1]:
-            parent = parent[step]
-        if not isinstance(parent, dict):
-            return outcomes.invalid(call, error)
-        parent.pop(path[-1], None)
     try:
-        return tool.parse(orjson.dumps(document).decode())
+        document = nulls.loads(call.arguments)
+    except ValueError:  # not JSON after all (the validator said why)
+        return outcomes.invalid(call, error)
+    if not nulls.drop_optional_nulls(document, orjson.loads(tool.spec.parameters)):
+        return outcomes.invalid(call, error)
+    try:
+        return tool.parse(nulls.dumps(document))
     except ValidationError as retry:
         return outcomes.invalid(call, retry)
 

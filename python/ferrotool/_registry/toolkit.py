@@ -16,11 +16,8 @@ import types
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from typing import Any, cast, final
 
-import anyio
-
 from ferrotool import _core
-from ferrotool._execution.compiled import Invoke
-from ferrotool._execution.pipeline import CallScope, ResultSink, compile_tool, run_call_sync
+from ferrotool._execution.pipeline import ResultSink, compile_tool
 from ferrotool._execution.runner import Runner, ToolkitConfig
 from ferrotool._registry.listing import ToolLists
 from ferrotool._registry.table import Table, TableCaches
@@ -219,26 +216,9 @@ class _ToolSet(_core.ToolCaller, ToolLists):
         run in a fresh one through `anyio.run`; do not call this from inside a running event
         loop.
         """
-        view = self._view_for(context)
-        if self._runner.config.middleware:
-            return anyio.run(functools.partial(_call, view, call, context, agent, on_progress))
-        tool = view.resolve(call.name)
-        if tool is None:
-            return anyio.run(functools.partial(_call, view, call, context, agent, on_progress))
-        direct = tool.direct
-        if direct is not None and tool.invoke is not Invoke.AWAIT:
-            return direct.run(call)
-        return run_call_sync(tool, CallScope.of(call, self._runner, context, agent, on_progress))
-
-
-async def _call(
-    view: ToolView,
-    call: ToolUseBlock,
-    context: RuntimeContext | None,
-    agent: object | None,
-    on_progress: ProgressSink | None,
-) -> ToolResultBlock:
-    return await view.call_tool(call, context, agent=agent, on_progress=on_progress)
+        return self._view_for(context).call_tool_sync(
+            call, context, agent=agent, on_progress=on_progress
+        )
 
 
 @final

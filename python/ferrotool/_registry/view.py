@@ -13,10 +13,19 @@ import weakref
 from collections.abc import Awaitable, Coroutine, Iterator
 from typing import Any, Final, final
 
+import anyio
+
 from ferrotool._execution import outcomes
-from ferrotool._execution.compiled import CompiledTool
+from ferrotool._execution.compiled import CompiledTool, Invoke
 from ferrotool._execution.middleware import compose
-from ferrotool._execution.pipeline import CallScope, ResultSink, compile_tool, finish, run_call
+from ferrotool._execution.pipeline import (
+    CallScope,
+    ResultSink,
+    compile_tool,
+    finish,
+    run_call,
+    run_call_sync,
+)
 from ferrotool._execution.runner import Next, Runner, ToolkitConfig
 from ferrotool._registry.listing import ToolLists
 from ferrotool._registry.table import Table
@@ -57,6 +66,16 @@ async def _done(result: ToolResultBlock) -> ToolResultBlock:
 
 async def _awaited(running: Awaitable[ToolResultBlock]) -> ToolResultBlock:
     return await running
+
+
+async def _call(
+    view: ToolView,
+    call: ToolUseBlock,
+    context: RuntimeContext | None,
+    agent: object | None,
+    on_progress: ProgressSink | None,
+) -> ToolResultBlock:
+    return await view.call_tool(call, context, agent=agent, on_progress=on_progress)
 
 
 @final
@@ -216,6 +235,28 @@ class ToolView(ToolLists):
         if on_result is None:
             return _awaited(running)
         return finish(running, call, on_result)
+
+    def call_tool_sync(
+        self,
+        call: ToolUseBlock,
+        context: RuntimeContext | None = None,
+        *,
+        agent: object | None = None,
+        on_progress: ProgressSink | None = None,
+    ) -> ToolResultBlock:
+        """`call_tool` for sync code: a sync tool runs on the calling thread.
+
+        Calls that need an event loop (async tools, permission checks, timeouts, middleware,
+        ``reset_tools``) run in a fresh one through `anyio.run`; do not call this from inside a
+        running event loop.
+        """
+        tool = self.resolve(call.name)
+        if tool is None or self._runner.config.middleware or tool.name == RESET_TOOLS:
+            return anyio.run(_call, self, call, context, agent, on_progress)
+        direct = tool.direct
+        if direct is not None and tool.invoke is not Invoke.AWAIT:
+            return direct.run(call)
+        return run_call_sync(tool, CallScope.of(call, self._runner, context, agent, on_progress))
 
     def _core(
         self,

@@ -28,7 +28,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple, PyType};
 
-use crate::errors::{error_records, invalid_arguments_text, only_nulls, validation_error};
+use crate::errors::{any_null, error_records, invalid_arguments_text, validation_error};
 use crate::ffi::pending::{self, PendingType, Plan, Started};
 use crate::ffi::record::{RecordType, is_exact_int, is_exact_str};
 use crate::typed::{Invalid, TypedValidator};
@@ -170,12 +170,12 @@ impl Plan for DirectCall {
         }
         let (args, kwargs) = match self.validator.get().validate_args_raw(py, &raw) {
             Ok(arguments) => arguments,
-            Err(Invalid::Lines(errors)) if !only_nulls(&errors) => {
+            Err(Invalid::Lines(errors)) if !any_null(&errors) => {
                 return Ok(Started::Finished(self.invalid_result(call, &errors)?));
             }
             Err(Invalid::Lines(errors)) => {
-                // Explicit nulls for optional properties: the pipeline validates again without
-                // them, giving the keyword arguments or the error result.
+                // A `null` among the faults: the pipeline validates again with the nulls at
+                // optional properties read as left out, giving the arguments or the error result.
                 let error = validation_error(py, errors).into_value(py);
                 match self
                     .retry

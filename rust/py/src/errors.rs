@@ -174,9 +174,8 @@ pub(crate) fn invalid_arguments<'py>(
 
 /// Whether every error is an explicit `null` given for a property (what a strict provider
 /// schema makes a model send for "not given"): such calls are retried without those members.
-pub(crate) fn only_nulls(errors: &[LineError]) -> bool {
-    !errors.is_empty()
-        && errors.iter().all(|error| {
-            error.code == ErrorCode::WrongType && error.found == "null" && !error.path.is_empty()
-        })
+pub(crate) fn any_null(errors: &[LineError]) -> bool {
+    errors
+        .iter()
+        .any(|error| error.found == "null" && !error.path.is_empty())
 }
