@@ -23,6 +23,12 @@ from ferrotool._session.state import EMPTY_STATE, SessionKey, ToolContextState
 DEFAULT_PREFIX: Final = "ferrotool:session:"
 """Where session keys start unless the store is told otherwise."""
 
+DEFAULT_MAX_CONNECTIONS: Final = 64
+"""The connection pool's size in a store made by `RedisSessionStore.from_url`."""
+
+DEFAULT_POOL_TIMEOUT: Final = 20.0
+"""Seconds an operation of a `from_url` store waits for a free pooled connection."""
+
 _CORRUPT: Final = "ferrotool: corrupt session revision"
 
 # KEYS[1]: the session's hash. ARGV[1]: the expected revision. ARGV[2]: the state's JSON.
@@ -101,22 +107,40 @@ class RedisSessionStore:
         *,
         prefix: str = DEFAULT_PREFIX,
         ttl: float | None = None,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        pool_timeout: float | None = DEFAULT_POOL_TIMEOUT,
         **client_options: object,
     ) -> RedisSessionStore:
-        """A store with a client of its own, which `aclose` closes.
+        """A store with a client (on a blocking connection pool) of its own, closed by `aclose`.
+
+        The pool holds at most ``max_connections`` connections; an operation that finds them
+        all busy waits for one, up to ``pool_timeout`` seconds, instead of failing at once
+        (redis-py's default pool refuses the 101st concurrent operation). A backend serving
+        many requests at once in one process needs exactly that.
 
         Args:
             url: The server, as ``redis://[[user]:password@]host[:port][/db]`` (or
                 ``rediss://``, ``unix://``).
             prefix: What every session key starts with.
             ttl: Seconds a session lives after its last write; ``None``: until deleted.
-            **client_options: Passed on to ``redis.asyncio.from_url`` (``socket_timeout``,
-                ``max_connections``...).
+            max_connections: The pool's size.
+            pool_timeout: Seconds an operation waits for a free connection before it fails
+                with ``redis.exceptions.ConnectionError``; ``None``: forever.
+            **client_options: Passed on to the connection pool (``socket_timeout``,
+                ``health_check_interval``...).
 
         Returns:
             The store; no connection is made before its first operation.
+
+        Raises:
+            ValueError: ``max_connections`` is not positive.
         """
-        store = cls(aioredis.from_url(url, **client_options), prefix=prefix, ttl=ttl)
+        if max_connections < 1:
+            raise ValueError(f"max_connections must be at least 1, not {max_connections}")
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=max_connections, timeout=pool_timeout, **client_options
+        )
+        store = cls(aioredis.Redis.from_pool(pool), prefix=prefix, ttl=ttl)
         store._owns_client = True
         return store
 
@@ -222,4 +246,9 @@ class RedisSessionStore:
         return ValueError(f"Redis key {name!r} does not hold a ferrotool session state: {why}")
 
 
-__all__ = ["DEFAULT_PREFIX", "RedisSessionStore"]
+__all__ = [
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_POOL_TIMEOUT",
+    "DEFAULT_PREFIX",
+    "RedisSessionStore",
+]

@@ -159,7 +159,9 @@ def _convert(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResul
     if kind is str:
         return result(call, cast("str", value), SUCCESS)
     if kind is int:
-        return result(call, str(value), SUCCESS, EMPTY, cast("int", value))
+        number = cast("int", value)
+        text = str(number) if _printable(number) else pydantic_core.to_json(number).decode()
+        return result(call, text, SUCCESS, EMPTY, number)
     if kind is ToolResultBlock:
         block = cast("ToolResultBlock", value)
         if block.id == call.id and block.name == call.name:
@@ -181,6 +183,18 @@ def _convert(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResul
     return _json_result(call, value)
 
 
+def _printable(value: int) -> bool:
+    """Whether ``str(value)`` works for this int.
+
+    CPython refuses ints of more than a few thousand digits (`sys.get_int_max_str_digits`);
+    those are written by the JSON encoder, which has no such limit.
+    """
+    return value.bit_length() < _PRINTABLE_BITS
+
+
+_PRINTABLE_BITS: Final = 14_000  # about 4,214 decimal digits: under the default limit of 4,300
+
+
 def _json_result(call: ToolUseBlock, value: object) -> ToolResultBlock:
     asdict = getattr(value, "_asdict", None)
     if isinstance(value, tuple) and callable(asdict):
@@ -190,7 +204,10 @@ def _json_result(call: ToolUseBlock, value: object) -> ToolResultBlock:
     except pydantic_core.PydanticSerializationError:
         _log.warning("tool %s returned a %s, not JSON: sent as str()", call.name, type(value))
         return result(call, str(value), SUCCESS)
-    structured = cast("JsonValue", pydantic_core.from_json(data))
+    try:
+        structured = cast("JsonValue", pydantic_core.from_json(data))
+    except ValueError:  # an int of more digits than Python reads back: the text holds it
+        structured = None
     return result(call, data.decode(), SUCCESS, EMPTY, structured)
 
 

@@ -41,6 +41,8 @@ class ToolkitConfig:
         meta_tool: Register the ``reset_tools`` meta tool while a session-scoped group exists,
             so the model can switch groups on and off in its session.
         middleware: Wraps every call (see `Middleware`), the first outermost.
+        session_attempts: How many compare-and-set attempts a session update (such as
+            ``reset_tools``) makes before it gives up with an error result.
     """
 
     max_threads: int = 40
@@ -48,12 +50,15 @@ class ToolkitConfig:
     allow_removal: bool = True
     meta_tool: bool = False
     middleware: Sequence[Middleware] = field(default=())
+    session_attempts: int = 16
 
     def __post_init__(self) -> None:
         if self.max_threads < 1:
             raise ValueError(f"max_threads must be at least 1, got {self.max_threads}")
         if self.default_timeout is not None and not self.default_timeout > 0:
             raise ValueError(f"default_timeout must be positive, got {self.default_timeout}")
+        if self.session_attempts < 1:
+            raise ValueError(f"session_attempts must be at least 1, got {self.session_attempts}")
         object.__setattr__(self, "middleware", tuple(self.middleware))
 
 

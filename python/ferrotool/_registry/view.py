@@ -283,7 +283,8 @@ class ToolView(ToolLists):
         if tool is None:
             return _done(self._missing(call))
         if self._store is not None and self._key is not None and tool.name == RESET_TOOLS:
-            handle = SessionHandle(self._store, self._key, self.state)
+            attempts = self._runner.config.session_attempts
+            handle = SessionHandle(self._store, self._key, self.state, attempts)
             context = (context or EMPTY_CONTEXT).with_value(handle)
         return run_call(tool, CallScope.of(call, self._runner, context, agent, on_progress))
 

@@ -8,11 +8,13 @@ many attempts, gets a `SessionConflict`.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Final, Protocol, final, runtime_checkable
 
+import anyio
 import orjson
 
 from ferrotool._values.calls import ToolUseBlock
@@ -190,27 +192,43 @@ class SessionStore(Protocol):
         ...
 
 
+DEFAULT_ATTEMPTS: Final = 16
+"""How many times `update_session` tries before a `SessionConflict`."""
+
+
 async def update_session(
     store: SessionStore,
     key: SessionKey,
     change: Callable[[ToolContextState], ToolContextState],
     *,
-    attempts: int = 16,
+    attempts: int = DEFAULT_ATTEMPTS,
     current: ToolContextState | None = None,
+    backoff: float = 0.002,
+    max_backoff: float = 0.25,
 ) -> ToolContextState:
     """Apply ``change`` to a session's state with compare-and-set, re-reading on conflict.
 
     ``change`` must be a pure function of the state it is given: it may run more than once.
     ``current``, a state already read (with its revision), saves the first read: when nobody
-    wrote since, the update is a single compare-and-set.
+    wrote since, the update is a single compare-and-set. After a lost compare-and-set the next
+    attempt waits a random time up to ``backoff`` seconds, doubled after every loss up to
+    ``max_backoff`` ("full jitter"), so writers contending for one session spread out instead
+    of colliding again in lockstep.
 
     Returns:
         The stored state.
 
     Raises:
         SessionConflict: Every attempt lost to another writer.
+        ValueError: ``attempts`` is not positive.
     """
-    for _ in range(attempts):
+    if attempts < 1:
+        raise ValueError(f"attempts must be at least 1, not {attempts}")
+    ceiling = backoff
+    for attempt in range(attempts):
+        if attempt:
+            await anyio.sleep(random.uniform(0, ceiling))
+            ceiling = min(max_backoff, ceiling * 2)
         if current is None:
             current = await store.load(key)
         stored = await store.compare_and_set(key, current.revision, change(current))
@@ -221,6 +239,7 @@ async def update_session(
 
 
 __all__ = [
+    "DEFAULT_ATTEMPTS",
     "EMPTY_STATE",
     "STATE_FORMAT",
     "SessionKey",

@@ -218,7 +218,12 @@ class ToolBase(Generic[InputT]):
                 f"tool {self.name!r}: input_schema must be a JSON Schema dict or a record class, "
                 f"got {type(schema).__name__}"
             )
-        data = orjson.dumps(dict(schema))
+        try:
+            data = orjson.dumps(dict(schema))
+        except TypeError as exc:  # nested past JSON's depth limit, or not JSON at all
+            raise SchemaError(
+                f"tool {self.name!r}: input_schema is not a JSON document: {exc}"
+            ) from exc
         try:
             validator = _core.JsonSchemaValidator(
                 data,

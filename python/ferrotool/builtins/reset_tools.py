@@ -7,11 +7,18 @@ from dataclasses import dataclass
 from typing import Final, final
 
 from ferrotool._permissions.decisions import PermissionContext, PermissionDecision
-from ferrotool._session.state import SessionKey, SessionStore, ToolContextState, update_session
+from ferrotool._session.state import (
+    DEFAULT_ATTEMPTS,
+    SessionKey,
+    SessionStore,
+    ToolContextState,
+    update_session,
+)
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock
 from ferrotool._values.groups import ToolGroup, ToolGroupScope
 from ferrotool._values.json import JsonValue
+from ferrotool.errors import SessionConflict
 
 RESET_TOOLS: Final = "reset_tools"
 """The meta tool's name."""
@@ -36,11 +43,13 @@ class SessionHandle:
         key: The session.
         state: The state the view was built from (tried first: one compare-and-set when
             nobody wrote since).
+        attempts: How many compare-and-set attempts an update makes before it gives up.
     """
 
     store: SessionStore
     key: SessionKey
     state: ToolContextState | None = None
+    attempts: int = DEFAULT_ATTEMPTS
 
 
 def activation_text(groups: Iterable[ToolGroup]) -> str:
@@ -113,12 +122,20 @@ class ResetTools(ToolBase[dict[str, bool]]):
                 f"{RESET_TOOLS} needs a session: call it through a view built with a store"
             )
         flags = param.input
-        stored = await update_session(
-            handle.store,
-            handle.key,
-            lambda state: self.new_state(state, flags),
-            current=handle.state,
-        )
+        try:
+            stored = await update_session(
+                handle.store,
+                handle.key,
+                lambda state: self.new_state(state, flags),
+                attempts=handle.attempts,
+                current=handle.state,
+            )
+        except SessionConflict:
+            return ToolResultBlock.error(
+                f"the tool groups were not switched: this session was changed by "
+                f"{handle.attempts} other updates while this one was tried; call "
+                f"{RESET_TOOLS} again"
+            )
         active = self.active(stored)
         return ToolResultBlock.success(
             activation_text(active),

@@ -208,8 +208,11 @@ impl Plan for DirectCall {
         let py = call.py();
         let (text, structured) = if is_exact_str(&value) {
             (value, py.None().into_bound(py))
-        } else if is_exact_int(&value) {
-            (value.str()?.into_any(), value)
+        } else if is_exact_int(&value)
+            && let Ok(text) = value.str()
+        {
+            // An int too long for `str()` (CPython's digit limit) goes to `convert` below.
+            (text.into_any(), value)
         } else if value.is_none() {
             (self.values.done.bind(py).clone().into_any(), value)
         } else {

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::borrowed;
 use crate::errors::{error_details, validation_error};
 use crate::instance::{PyInstance, python_to_value};
-use crate::typed::{check_max_depth, input_bytes, json_error, too_large};
+use crate::typed::{check_max_depth, input_bytes, json_error, read_input, too_large};
 
 /// A compiled JSON Schema (draft 2020-12).
 #[pyclass(name = "JsonSchemaValidator", module = "ferrotool._core", frozen)]
@@ -33,8 +33,11 @@ fn schema_value(schema: &Bound<'_, PyAny>) -> PyResult<Value> {
 
 impl PySchemaValidator {
     fn parse_json(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Value> {
-        let raw = input_bytes(data)?;
         let limits = &self.inner.options().limits;
+        let raw = match read_input(data, limits.max_bytes)? {
+            Ok(text) => text.as_bytes(),
+            Err(error) => return Err(validation_error(py, vec![error])),
+        };
         if raw.len() > limits.max_bytes {
             return Err(validation_error(py, vec![too_large(raw.len(), limits)]));
         }

@@ -539,11 +539,18 @@ fn converter(py: Python<'_>, value: StringValue) -> PyResult<Py<PyAny>> {
     Ok(object.unbind())
 }
 
+/// `one of "a", "b"` for a choice of values: at most `MAX_NAMES` of them are named, so a
+/// `Literal` of thousands of members gives a message of a few lines, not of kilobytes.
 fn expected_choice(values: &[Value]) -> String {
-    let rendered: Vec<String> = values.iter().map(Value::to_string).collect();
-    match rendered.as_slice() {
-        [single] => single.clone(),
-        _ => format!("one of {}", rendered.join(", ")),
+    if let [single] = values {
+        return single.to_string();
+    }
+    let named: Vec<String> = values.iter().take(MAX_NAMES).map(Value::to_string).collect();
+    let more = values.len().saturating_sub(MAX_NAMES);
+    if more == 0 {
+        format!("one of {}", named.join(", "))
+    } else {
+        format!("one of {}, ... ({more} more)", named.join(", "))
     }
 }
 

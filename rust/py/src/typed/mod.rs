@@ -40,12 +40,61 @@ pub(crate) fn input_bytes<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> 
 
 /// Borrows the text of a `str` or `bytes` (checked to be UTF-8) argument without copying.
 pub(crate) fn input_text<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
+    match read_input(data, usize::MAX)? {
+        Ok(text) => Ok(text),
+        Err(error) => Err(PyValueError::new_err(format!(
+            "input is not valid: {}",
+            error.message()
+        ))),
+    }
+}
+
+/// The JSON text of a model's input, checked for size before anything is copied.
+///
+/// A `str` longer than `max_bytes` code points is refused before its UTF-8 form is made (each
+/// code point takes at least one byte); `bytes` must be UTF-8, and a `str` must encode to it
+/// (a lone surrogate does not). Input that is too large or not text a model could have sent is
+/// an error of the input (`input_too_large`, `invalid_json`), never an exception; only a value
+/// that is not `str` or `bytes` at all is a programmer's mistake (`TypeError`).
+pub(crate) fn read_input<'a>(
+    data: &'a Bound<'_, PyAny>,
+    max_bytes: usize,
+) -> PyResult<Result<&'a str, LineError>> {
+    let limits = |size: usize| {
+        LineError::new(
+            ErrorCode::InputTooLarge,
+            Vec::new(),
+            format!("at most {max_bytes} bytes"),
+            format!("{size} bytes"),
+        )
+    };
     if let Ok(bytes) = data.cast::<PyBytes>() {
-        return std::str::from_utf8(bytes.as_bytes())
-            .map_err(|error| PyValueError::new_err(format!("input is not valid UTF-8: {error}")));
+        let raw = bytes.as_bytes();
+        if raw.len() > max_bytes {
+            return Ok(Err(limits(raw.len())));
+        }
+        return Ok(std::str::from_utf8(raw).map_err(|error| {
+            LineError::new(
+                ErrorCode::InvalidJson,
+                Vec::new(),
+                "UTF-8 text",
+                format!("invalid UTF-8 at byte {}", error.valid_up_to()),
+            )
+        }));
     }
     if let Ok(text) = data.cast::<PyString>() {
-        return text.to_str();
+        let length = text.len()?;
+        if length > max_bytes {
+            return Ok(Err(limits(length)));
+        }
+        return Ok(text.to_str().map_err(|_| {
+            LineError::new(
+                ErrorCode::InvalidJson,
+                Vec::new(),
+                "text that UTF-8 can encode",
+                "a lone surrogate code point",
+            )
+        }));
     }
     Err(PyTypeError::new_err(format!(
         "expected str or bytes of JSON, got {}",
@@ -159,7 +208,9 @@ impl TypedValidator {
         data: &Bound<'py, PyAny>,
         call_args: Option<usize>,
     ) -> Result<(Bound<'py, PyAny>, Option<Arguments<'py>>), Invalid> {
-        let text = input_text(data).map_err(Invalid::Python)?;
+        let text = read_input(data, self.limits.max_bytes)
+            .map_err(Invalid::Python)?
+            .map_err(|error| Invalid::Lines(vec![error]))?;
         if text.len() > self.limits.max_bytes {
             return Err(Invalid::Lines(vec![too_large(text.len(), &self.limits)]));
         }
