@@ -12,12 +12,17 @@ from ferrotool._execution.pipeline import ResultSink
 from ferrotool._execution.runner import Middleware, Next, ToolkitConfig
 from ferrotool._permissions.decisions import (
     PermissionBehavior,
-    PermissionContext,
     PermissionDecision,
     PermissionMode,
     PermissionRule,
 )
 from ferrotool._permissions.paths import DEFAULT_DANGEROUS_DIRECTORIES, DEFAULT_DANGEROUS_FILES
+from ferrotool._permissions.state import (
+    EMPTY_PERMISSIONS,
+    PermissionContext,
+    PermissionContextState,
+    WorkingDirectory,
+)
 from ferrotool._registry.toolkit import Registry, Toolkit
 from ferrotool._registry.view import ToolView
 from ferrotool._requests.config import NO_REQUEST_CONFIG, ToolMergeMode, ToolRequestConfig
@@ -32,6 +37,7 @@ from ferrotool._schema.schema import (
     type_schema,
 )
 from ferrotool._session.memory import InMemorySessionStore
+from ferrotool._session.pending import PendingToolCall, SuspensionKind
 from ferrotool._session.state import (
     EMPTY_STATE,
     SessionKey,
@@ -83,6 +89,7 @@ __all__ = [
     "DEFAULT_DANGEROUS_DIRECTORIES",
     "DEFAULT_DANGEROUS_FILES",
     "DEFAULT_LIMITS",
+    "EMPTY_PERMISSIONS",
     "EMPTY_STATE",
     "INJECT",
     "NO_REQUEST_CONFIG",
@@ -110,8 +117,10 @@ __all__ = [
     "Middleware",
     "Next",
     "Param",
+    "PendingToolCall",
     "PermissionBehavior",
     "PermissionContext",
+    "PermissionContextState",
     "PermissionDecision",
     "PermissionMode",
     "PermissionRule",
@@ -129,6 +138,7 @@ __all__ = [
     "SessionStore",
     "StrictSchemaWarning",
     "SuspendTool",
+    "SuspensionKind",
     "TextBlock",
     "ToolBase",
     "ToolCallParam",
@@ -150,6 +160,7 @@ __all__ = [
     "ToolkitConfig",
     "TypeSchema",
     "ValidationError",
+    "WorkingDirectory",
     "compose_middleware",
     "function_schema",
     "session_key",

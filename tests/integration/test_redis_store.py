@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import anyio
@@ -13,9 +12,15 @@ import pytest
 from ferrotool import (
     EMPTY_STATE,
     InMemorySessionStore,
+    PendingToolCall,
+    PermissionBehavior,
+    PermissionContextState,
+    PermissionMode,
+    PermissionRule,
     SessionConflict,
     SessionKey,
     SessionStore,
+    SuspensionKind,
     ToolContextState,
     ToolUseBlock,
     update_session,
@@ -106,9 +111,27 @@ def full_state() -> ToolContextState:
         .with_skills(["pdf", "spreadsheets"])
         .with_pending(
             [
-                ToolUseBlock("call_1", "read_file", '{"path": "/tmp/ä b.txt"}'),
-                ToolUseBlock("call_2", "run", '{"argv": ["ls", "-l"], "n": 3}'),
-                ToolUseBlock("call_3", "noop", ""),
+                PendingToolCall(
+                    call=ToolUseBlock("call_1", "read_file", '{"path": "/tmp/ä b.txt"}'),
+                    kind=SuspensionKind.EXTERNAL,
+                    reply_id="r1",
+                ),
+                PendingToolCall(
+                    call=ToolUseBlock("call_2", "run", '{"argv": ["ls", "-l"], "n": 3}'),
+                    kind=SuspensionKind.CONFIRM,
+                    reply_id="r1",
+                    message="Permission required for run",
+                    suggestions=(
+                        PermissionRule(
+                            tool_name="run", behavior=PermissionBehavior.ALLOW, source="suggested"
+                        ),
+                    ),
+                ),
+                PendingToolCall(
+                    call=ToolUseBlock("call_3", "noop", ""),
+                    kind=SuspensionKind.EXTERNAL,
+                    reply_id="r1",
+                ),
             ]
         )
     )
@@ -170,7 +193,15 @@ async def test_json_round_trip_of_a_full_state(store: SessionStore) -> None:
         groups=state.groups,
         skills=state.skills,
         pending_calls=state.pending_calls,
-        permissions=MappingProxyType({"shell:rm": "deny", "files:*": "allow", "网络": "ask"}),
+        permissions=PermissionContextState(mode=PermissionMode.ACCEPT_EDITS).with_rules(
+            [
+                PermissionRule(
+                    tool_name="shell", rule_content="rm", behavior=PermissionBehavior.DENY
+                ),
+                PermissionRule(tool_name="files", behavior=PermissionBehavior.ALLOW),
+                PermissionRule(tool_name="网络", behavior=PermissionBehavior.ASK, source="session"),
+            ]
+        ),
     )
     assert await store.compare_and_set(KEY, 0, state) is not None
     loaded = await store.load(KEY)
@@ -179,12 +210,14 @@ async def test_json_round_trip_of_a_full_state(store: SessionStore) -> None:
     assert dict(loaded.groups) == {"files": True, "shell": False, "ünïcode": True}
     assert loaded.skills == frozenset({"pdf", "spreadsheets"})
     assert [c.id for c in loaded.pending_calls] == ["call_1", "call_2", "call_3"]
-    assert loaded.pending_calls[0] == ToolUseBlock(
+    assert loaded.pending_calls[0].call == ToolUseBlock(
         "call_1", "read_file", '{"path": "/tmp/ä b.txt"}'
     )
-    assert loaded.pending_calls[1].input == {"argv": ["ls", "-l"], "n": 3}
-    assert loaded.pending_calls[2].arguments == ""
-    assert dict(loaded.permissions) == {"shell:rm": "deny", "files:*": "allow", "网络": "ask"}
+    assert loaded.pending_calls[1].call.input == {"argv": ["ls", "-l"], "n": 3}
+    assert loaded.pending_calls[1].suggestions == state.pending_calls[1].suggestions
+    assert loaded.pending_calls[2].call.arguments == ""
+    assert loaded.permissions == state.permissions
+    assert [rule.rule_content for rule in loaded.permissions.deny_rules["shell"]] == ["rm"]
 
     done = await store.compare_and_set(KEY, 1, loaded.without_pending(["call_2"]))
     assert done is not None
@@ -345,7 +378,7 @@ async def test_redis_delete(make_redis_store: Callable[..., RedisSessionStore]) 
     ("mapping", "why"),
     [
         ({"revision": "1", "state": "not json"}, "does not hold a ferrotool session state"),
-        ({"revision": "1", "state": '{"format": 99}'}, "format 1"),
+        ({"revision": "1", "state": '{"format": 99}'}, "not a format 2"),
         ({"revision": "one", "state": "{}"}, "invalid literal"),
         ({"revision": "0", "state": '{"format": 1}'}, "not positive"),
         ({"state": '{"format": 1}'}, "not both there"),

@@ -11,16 +11,23 @@ from hypothesis import strategies as st
 from ferrotool import (
     FunctionTool,
     InMemorySessionStore,
+    PendingToolCall,
+    PermissionBehavior,
+    PermissionContextState,
+    PermissionMode,
+    PermissionRule,
     Registry,
     RuntimeContext,
     SchemaOnlyTool,
     SessionKey,
+    SuspensionKind,
     ToolContextState,
     Toolkit,
     ToolkitConfig,
     ToolMergeMode,
     ToolRequestConfig,
     ToolUseBlock,
+    WorkingDirectory,
     tool,
 )
 
@@ -163,15 +170,37 @@ def test_reset_tools_is_idempotent_and_overwrites(
     assert {g for g in session if once.is_active(g, False)} == {g for g, v in second.items() if v}
 
 
+RULES = st.builds(
+    PermissionRule,
+    tool_name=st.text(),
+    behavior=st.sampled_from(PermissionBehavior),
+    rule_content=st.none() | st.text(),
+    source=st.text(),
+)
+
+
 @given(
     st.builds(
         ToolContextState,
         groups=st.dictionaries(st.text(min_size=1), st.booleans()),
         skills=st.frozensets(st.text()),
         pending_calls=st.lists(
-            st.builds(ToolUseBlock, st.text(), st.text(), st.just('{"a": 1}'))
+            st.builds(
+                PendingToolCall,
+                call=st.builds(ToolUseBlock, st.text(), st.text(), st.just('{"a": 1}')),
+                kind=st.sampled_from(SuspensionKind),
+                reply_id=st.text(),
+                message=st.text(),
+                suggestions=st.lists(RULES, max_size=2).map(tuple),
+            )
         ).map(tuple),
-        permissions=st.dictionaries(st.text(), st.sampled_from(["allow", "deny", "ask"])),
+        permissions=st.builds(
+            PermissionContextState,
+            mode=st.sampled_from(PermissionMode),
+            working_directories=st.dictionaries(
+                st.text(), st.builds(WorkingDirectory, st.text(), st.text()), max_size=2
+            ),
+        ).flatmap(lambda state: st.lists(RULES, max_size=4).map(state.with_rules)),
     )
 )
 def test_state_json_round_trips(state: ToolContextState) -> None:

@@ -42,7 +42,7 @@ from ferrotool import _core
 from ferrotool._execution import nulls, outcomes
 from ferrotool._execution.compiled import CompiledTool, Invoke
 from ferrotool._execution.runner import Runner, ToolkitConfig
-from ferrotool._permissions.decisions import PermissionContext
+from ferrotool._permissions.state import PermissionContext
 from ferrotool._tools.base import AgentTool, ToolBase, ToolCallParam
 from ferrotool._tools.function import FunctionTool
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import final
 
-from ferrotool._values.context import EMPTY_CONTEXT, RuntimeContext
 from ferrotool._values.json import JsonValue
 
 
@@ -40,10 +39,27 @@ class PermissionMode(enum.StrEnum):
     """The session-wide permission mode."""
 
     DEFAULT = "default"
+    """Rules and the tools' own checks decide; what nothing decides asks the user."""
     ACCEPT_EDITS = "accept_edits"
+    """Like `DEFAULT`, and read-only tools run without asking."""
     EXPLORE = "explore"
+    """Read-only tools run; every other tool is denied."""
     BYPASS = "bypass"
+    """Everything runs, except what a deny rule, a tool's denial or a safety check stops."""
     DONT_ASK = "dont_ask"
+    """Nobody is there to ask: what would ask is denied."""
+
+    @classmethod
+    def parse(cls, value: str) -> PermissionMode:
+        """Read a mode name, case-insensitively.
+
+        Raises:
+            ValueError: ``value`` names no mode.
+        """
+        try:
+            return cls(value.lower())
+        except ValueError:
+            raise ValueError(f"Unknown PermissionMode: {value}") from None
 
 
 @final
@@ -63,6 +79,34 @@ class PermissionRule:
     behavior: PermissionBehavior
     rule_content: str | None = None
     source: str = "user"
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        """The JSON form: ``tool_name``, ``rule_content``, ``behavior``, ``source``."""
+        return {
+            "tool_name": self.tool_name,
+            "rule_content": self.rule_content,
+            "behavior": self.behavior.value,
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: object) -> PermissionRule:
+        """Read the JSON form.
+
+        Raises:
+            ValueError: ``raw`` is not a rule.
+        """
+        if not isinstance(raw, dict) or not isinstance(raw.get("tool_name"), str):
+            raise ValueError("a permission rule needs a tool_name")
+        content = raw.get("rule_content")
+        if content is not None and not isinstance(content, str):
+            raise ValueError("a permission rule's rule_content is a string or null")
+        return cls(
+            tool_name=raw["tool_name"],
+            rule_content=content,
+            behavior=PermissionBehavior.parse(str(raw.get("behavior"))),
+            source=str(raw.get("source", "user")),
+        )
 
 
 @final
@@ -134,35 +178,12 @@ class PermissionDecision:
         if self.updated_input is not None:
             out["updated_input"] = dict(self.updated_input)
         if self.suggested_rules:
-            out["suggested_rules"] = [
-                {
-                    "tool_name": rule.tool_name,
-                    "rule_content": rule.rule_content,
-                    "behavior": rule.behavior.value,
-                    "source": rule.source,
-                }
-                for rule in self.suggested_rules
-            ]
+            out["suggested_rules"] = [rule.to_dict() for rule in self.suggested_rules]
         return out
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PermissionContext:
-    """What a tool's `check_permissions` is told about the call's circumstances.
-
-    Attributes:
-        mode: The session's permission mode.
-        runtime: The call's runtime context (user, session, typed values).
-    """
-
-    mode: PermissionMode = PermissionMode.DEFAULT
-    runtime: RuntimeContext = EMPTY_CONTEXT
 
 
 __all__ = [
     "PermissionBehavior",
-    "PermissionContext",
     "PermissionDecision",
     "PermissionMode",
     "PermissionRule",

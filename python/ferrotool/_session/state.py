@@ -17,15 +17,15 @@ from typing import Final, Protocol, final, runtime_checkable
 import anyio
 import orjson
 
-from ferrotool._values.calls import ToolUseBlock
+from ferrotool._permissions.state import EMPTY_PERMISSIONS, PermissionContextState
+from ferrotool._session.pending import PendingToolCall
 from ferrotool._values.context import RuntimeContext
 from ferrotool.errors import SessionConflict
 
-STATE_FORMAT: Final = 1
+STATE_FORMAT: Final = 2
 """The version of `ToolContextState`'s JSON form."""
 
 _EMPTY_FLAGS: Final[Mapping[str, bool]] = MappingProxyType({})
-_EMPTY_DECISIONS: Final[Mapping[str, str]] = MappingProxyType({})
 
 
 @final
@@ -54,25 +54,24 @@ class ToolContextState:
         groups: Group activation set for this session, by group name; a group not listed has
             its declared initial activation.
         skills: Skills loaded in this session.
-        pending_calls: Tool calls waiting for external execution, in order.
-        permissions: Sticky permission decisions of this session, by rule key
-            (``"allow"``, ``"deny"``...).
+        pending_calls: Calls waiting for a person's approval or for external execution, in
+            the order they were suspended.
+        permissions: The session's permission mode, working directories and rules (sticky
+            decisions join its rules).
         revision: The store's revision this value was read at (0: never stored). Not part of
             the value's identity: two states with the same content are equal.
     """
 
     groups: Mapping[str, bool] = field(default_factory=lambda: _EMPTY_FLAGS)
     skills: frozenset[str] = frozenset()
-    pending_calls: tuple[ToolUseBlock, ...] = ()
-    permissions: Mapping[str, str] = field(default_factory=lambda: _EMPTY_DECISIONS)
+    pending_calls: tuple[PendingToolCall, ...] = ()
+    permissions: PermissionContextState = EMPTY_PERMISSIONS
     revision: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
         # Defensive, canonical copies: a state never shares a mutable mapping with its caller.
         if not isinstance(self.groups, MappingProxyType):
             object.__setattr__(self, "groups", MappingProxyType(dict(sorted(self.groups.items()))))
-        if not isinstance(self.permissions, MappingProxyType):
-            object.__setattr__(self, "permissions", MappingProxyType(dict(self.permissions)))
 
     def is_active(self, group: str, default: bool) -> bool:
         """Whether ``group`` is active in this session (``default``: its initial activation)."""
@@ -88,14 +87,22 @@ class ToolContextState:
         """A copy with these skills loaded as well."""
         return replace(self, skills=self.skills | frozenset(skills))
 
-    def with_pending(self, calls: Iterable[ToolUseBlock]) -> ToolContextState:
-        """A copy with these calls waiting for external execution as well."""
+    def with_pending(self, calls: Iterable[PendingToolCall]) -> ToolContextState:
+        """A copy with these calls waiting as well."""
         return replace(self, pending_calls=(*self.pending_calls, *calls))
 
     def without_pending(self, call_ids: Iterable[str]) -> ToolContextState:
         """A copy where these calls no longer wait."""
         done = set(call_ids)
         return replace(self, pending_calls=tuple(c for c in self.pending_calls if c.id not in done))
+
+    def pending(self, call_id: str) -> PendingToolCall | None:
+        """The waiting call of this id, if any."""
+        return next((pending for pending in self.pending_calls if pending.id == call_id), None)
+
+    def with_permissions(self, permissions: PermissionContextState) -> ToolContextState:
+        """A copy with another permission state."""
+        return replace(self, permissions=permissions)
 
     def with_revision(self, revision: int) -> ToolContextState:
         """The same state, read at another revision."""
@@ -111,46 +118,44 @@ class ToolContextState:
                 "format": STATE_FORMAT,
                 "groups": dict(self.groups),
                 "skills": sorted(self.skills),
-                "pending_calls": [
-                    {"id": c.id, "name": c.name, "arguments": c.arguments}
-                    for c in self.pending_calls
-                ],
-                "permissions": dict(self.permissions),
+                "pending_calls": [pending.to_dict() for pending in self.pending_calls],
+                "permissions": self.permissions.to_dict(),
             }
         )
 
     @classmethod
     def from_json(cls, data: str | bytes, *, revision: int = 0) -> ToolContextState:
-        """Read the JSON form.
+        """Read the JSON form (this format, or format 1, whose waiting calls were external).
 
         Raises:
             ValueError: Not a tool state, or a format this version cannot read.
         """
         raw = orjson.loads(data)
-        if not isinstance(raw, dict) or raw.get("format") != STATE_FORMAT:
-            raise ValueError(f"not a format {STATE_FORMAT} tool state")
+        form = raw.get("format") if isinstance(raw, dict) else None
+        if not isinstance(raw, dict) or form not in (1, STATE_FORMAT):
+            raise ValueError(f"not a format {STATE_FORMAT} (or 1) tool state")
         groups, skills = raw.get("groups", {}), raw.get("skills", [])
-        pending, permissions = raw.get("pending_calls", []), raw.get("permissions", {})
+        pending = raw.get("pending_calls", [])
         if not (
             isinstance(groups, dict)
             and all(isinstance(v, bool) for v in groups.values())
             and isinstance(skills, list)
             and all(isinstance(s, str) for s in skills)
             and isinstance(pending, list)
-            and isinstance(permissions, dict)
-            and all(isinstance(v, str) for v in permissions.values())
         ):
             raise ValueError("malformed tool state")
-        calls = []
-        for item in pending:
-            if not isinstance(item, dict):
-                raise ValueError("malformed pending call in tool state")
-            calls.append(ToolUseBlock.from_json(orjson.dumps(item)))
+        if form == 1:  # waiting calls were external ones of no suspension; sticky decisions
+            pending = [
+                {**item, "reply_id": ""} if isinstance(item, dict) else item for item in pending
+            ]
+            permissions = EMPTY_PERMISSIONS  # were free-form strings, never read: dropped
+        else:
+            permissions = PermissionContextState.from_dict(raw.get("permissions", {}))
         return cls(
             groups=MappingProxyType(dict(sorted(groups.items()))),
             skills=frozenset(skills),
-            pending_calls=tuple(calls),
-            permissions=MappingProxyType(dict(permissions)),
+            pending_calls=tuple(PendingToolCall.from_dict(item) for item in pending),
+            permissions=permissions,
             revision=revision,
         )
 

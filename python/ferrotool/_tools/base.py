@@ -15,7 +15,6 @@ import orjson
 from ferrotool import _core
 from ferrotool._permissions.decisions import (
     PermissionBehavior,
-    PermissionContext,
     PermissionDecision,
     PermissionRule,
 )
@@ -25,6 +24,7 @@ from ferrotool._permissions.paths import (
     is_dangerous_path,
     merge_paths,
 )
+from ferrotool._permissions.state import PermissionContext
 from ferrotool._schema.introspect import docstring_summary
 from ferrotool._schema.schema import DEFAULT_LIMITS, Limits, TypeSchema, type_schema
 from ferrotool._values.calls import ToolUseBlock

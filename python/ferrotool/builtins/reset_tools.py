@@ -6,7 +6,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, final
 
-from ferrotool._permissions.decisions import PermissionContext, PermissionDecision
+from ferrotool._permissions.decisions import PermissionDecision
+from ferrotool._permissions.state import PermissionContext
 from ferrotool._session.state import (
     DEFAULT_ATTEMPTS,
     SessionKey,
