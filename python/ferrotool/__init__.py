@@ -60,6 +60,7 @@ from ferrotool._values.context import (
     RuntimeContext,
     ToolProgress,
 )
+from ferrotool._values.execution import ExecutionConfig
 from ferrotool._values.groups import BASIC, ToolGroup, ToolGroupScope
 from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec
@@ -103,6 +104,7 @@ __all__ = [
     "DocumentationWarning",
     "Emitter",
     "ErrorDetail",
+    "ExecutionConfig",
     "FerrotoolError",
     "FunctionSchema",
     "FunctionTool",

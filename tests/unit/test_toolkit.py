@@ -14,6 +14,7 @@ import pytest
 
 from ferrotool import (
     Emitter,
+    ExecutionConfig,
     ImageBlock,
     Injected,
     InjectionError,
@@ -358,7 +359,7 @@ async def test_default_timeout_from_config() -> None:
         await anyio.sleep(5)
         return "late"
 
-    kit = Toolkit(ToolkitConfig(default_timeout=0.05))
+    kit = Toolkit(ToolkitConfig(execution=ExecutionConfig(timeout=0.05)))
     kit.register(slow)
     assert "timed out" in (await kit.call_tool(call("slow"))).content
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -10,6 +11,7 @@ from typing import Any, final
 from ferrotool import _core
 from ferrotool._tools.base import AgentTool
 from ferrotool._tools.function import FunctionTool
+from ferrotool._values.execution import DEFAULTS, UNSET, ExecutionConfig
 from ferrotool._values.spec import ToolSpec
 from ferrotool.providers import ProviderFormat, tool_definition
 
@@ -64,6 +66,9 @@ class CompiledTool:
         checks_permissions: The tool has its own `ToolBase.check_permissions`.
         parse: Validates raw JSON arguments into the tool's input; raises `ValidationError`.
         invoke: How a call runs.
+        own_execution: The tool's own execution settings (its timeout among them).
+        execution: How a call runs when the call itself sets nothing: the tool's own settings
+            over the toolkit's and the defaults (an inline tool has no timeout).
         direct: The whole call in Rust, for a tool that needs no step besides validate,
             invoke and convert (`_core.DirectCall`); ``None`` for every other tool.
         groups: The tool groups it belongs to (empty: ``basic``).
@@ -79,6 +84,8 @@ class CompiledTool:
     checks_permissions: bool
     parse: Callable[[str], Any]
     invoke: Invoke
+    own_execution: ExecutionConfig = UNSET
+    execution: ExecutionConfig = DEFAULTS
     direct: _core.DirectCall | None = None
     groups: frozenset[str] = frozenset()
     seq: int = 0
@@ -88,6 +95,18 @@ class CompiledTool:
     def name(self) -> str:
         """The tool's name."""
         return self.spec.name
+
+    def execution_for(self, call_config: ExecutionConfig | None) -> ExecutionConfig:
+        """How a call runs with the call's own settings.
+
+        The tool's settings come first, then the call's, then the toolkit's.
+        """
+        if call_config is None:
+            return self.execution
+        merged = self.own_execution.over(call_config, self.execution)
+        if self.invoke is Invoke.INLINE and merged.timeout is not None:
+            return dataclasses.replace(merged, timeout=None)
+        return merged
 
     @property
     def awaitable_direct(self) -> _core.DirectCall | None:

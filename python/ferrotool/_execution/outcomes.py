@@ -102,6 +102,18 @@ def failed(call: ToolUseBlock, exc: BaseException) -> ToolResultBlock:
     return ToolResultBlock.error(f"Tool execution failed: {message}", id=call.id, name=call.name)
 
 
+def retrying(call: ToolUseBlock, exc: Exception, attempt: int, attempts: int) -> None:
+    """Log a failed attempt that will be tried again."""
+    _log.info(
+        "tool %s (call %s) failed on attempt %d of %d, trying again: %s",
+        call.name,
+        call.id,
+        attempt,
+        attempts,
+        exc,
+    )
+
+
 def timed_out(call: ToolUseBlock, seconds: float) -> ToolResultBlock:
     """The error result for a call that took longer than its timeout."""
     _log.warning("tool %s (call %s) timed out after %g s", call.name, call.id, seconds)
@@ -223,6 +235,7 @@ __all__ = [
     "raised",
     "refusal",
     "result",
+    "retrying",
     "timed_out",
     "unavailable",
     "unknown",

@@ -42,12 +42,18 @@ from ferrotool import _core
 from ferrotool._execution import nulls, outcomes
 from ferrotool._execution.compiled import CompiledTool, Invoke
 from ferrotool._execution.runner import Runner, ToolkitConfig
-from ferrotool._permissions.state import PermissionContext
+from ferrotool._permissions.engine import decide
+from ferrotool._permissions.state import (
+    EMPTY_PERMISSIONS,
+    PermissionContext,
+    PermissionContextState,
+)
 from ferrotool._tools.base import AgentTool, ToolBase, ToolCallParam
 from ferrotool._tools.function import FunctionTool
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import EMPTY_CONTEXT, Emitter, ProgressSink, RuntimeContext
-from ferrotool.errors import RegistrationError, ValidationError
+from ferrotool._values.execution import DEFAULTS, ExecutionConfig
+from ferrotool.errors import InjectionError, RegistrationError, SuspendTool, ValidationError
 
 ResultSink: TypeAlias = Callable[[ToolResultBlock], object]
 """Receives the one result of a call, also when its caller was cancelled (then the result is
@@ -65,8 +71,11 @@ class CallScope:
         call: The call as the model sent it.
         context: The call's runtime context.
         agent: The calling agent, for tools that ask for it.
-        runner: Worker threads, timeouts and progress sinks.
+        runner: Worker threads and progress sinks.
         sinks: The progress sinks of this call (the toolkit's and the call's own).
+        execution: How the call runs (timeout, attempts); ``None``: the tool's settings.
+        permissions: The session's permission state the gate decides with.
+        approved: A person approved this call: the gate does not ask again.
     """
 
     call: ToolUseBlock
@@ -74,6 +83,9 @@ class CallScope:
     agent: object | None = None
     runner: Runner | None = None
     sinks: tuple[ProgressSink, ...] = ()
+    execution: ExecutionConfig | None = None
+    permissions: PermissionContextState = EMPTY_PERMISSIONS
+    approved: bool = False
 
     @classmethod
     def of(
@@ -83,9 +95,22 @@ class CallScope:
         context: RuntimeContext | None = None,
         agent: object | None = None,
         on_progress: ProgressSink | None = None,
+        *,
+        execution: ExecutionConfig | None = None,
+        permissions: PermissionContextState = EMPTY_PERMISSIONS,
+        approved: bool = False,
     ) -> CallScope:
         """The scope of ``call`` run by ``runner``."""
-        return cls(call, context or EMPTY_CONTEXT, agent, runner, runner.sinks(on_progress))
+        return cls(
+            call,
+            context or EMPTY_CONTEXT,
+            agent,
+            runner,
+            runner.sinks(on_progress),
+            execution,
+            permissions,
+            approved,
+        )
 
 
 # --- compile -----------------------------------------------------------------------------------
@@ -127,6 +152,11 @@ def compile_tool(
         if function.inline:
             invoke = Invoke.INLINE
     checks = isinstance(item, ToolBase) and _overrides(item, "check_permissions")
+    declared = item.execution if isinstance(item, ToolBase) else None
+    own = ExecutionConfig(timeout=spec.timeout).over(declared)
+    execution = own.over(config.execution, DEFAULTS)
+    if invoke is Invoke.INLINE and execution.timeout is not None:
+        execution = dataclasses.replace(execution, timeout=None)  # nothing could enforce it
     tool = CompiledTool(
         tool=item,
         spec=spec,
@@ -136,17 +166,19 @@ def compile_tool(
         checks_permissions=checks,
         parse=parse,
         invoke=invoke,
+        own_execution=own,
+        execution=execution,
     )
-    if function is not None and _is_direct(tool, function, config):
+    if function is not None and _is_direct(tool, function):
         tool = dataclasses.replace(tool, direct=_direct(tool, function))
     return tool
 
 
-def _is_direct(tool: CompiledTool, function: FunctionTool[Any, Any], config: ToolkitConfig) -> bool:
+def _is_direct(tool: CompiledTool, function: FunctionTool[Any, Any]) -> bool:
     """Whether the Rust direct call can run the tool's whole call.
 
     It can when the call is nothing but parse, invoke and convert: no permission check,
-    external suspension, presets, injections, converter or timeout.
+    external suspension, presets, injections, converter, timeout or retries.
     """
     return not (
         tool.checks_permissions
@@ -154,7 +186,8 @@ def _is_direct(tool: CompiledTool, function: FunctionTool[Any, Any], config: Too
         or tool.presets
         or function.injections
         or function.converter is not None
-        or call_timeout(tool, config.default_timeout) is not None
+        or tool.execution.timeout is not None
+        or tool.execution.attempts > 1
     )
 
 
@@ -167,17 +200,6 @@ def _direct(tool: CompiledTool, function: FunctionTool[Any, Any]) -> _core.Direc
         failed=outcomes.raised,
         convert=functools.partial(outcomes.convert, tool),
     )
-
-
-def call_timeout(tool: CompiledTool, default: float | None) -> float | None:
-    """The timeout of a call: the tool's own, else the toolkit's default.
-
-    An inline tool runs on the caller's thread, where nothing can stop it: it has no timeout
-    (declaring one is refused when the tool is defined) and the default does not apply.
-    """
-    if tool.invoke is Invoke.INLINE:
-        return None
-    return tool.spec.timeout or default
 
 
 def _origin(item: object) -> str:
@@ -281,25 +303,33 @@ def retry_without_nulls(tool: CompiledTool, call: ToolUseBlock, error: Validatio
 
 
 async def gate(tool: CompiledTool, arguments: object, scope: CallScope) -> object:
-    """Decide whether the call may run here, now.
+    """Decide whether the call may run here, now (`ferrotool._permissions.engine`).
 
     Returns:
-        The input to run with (a permission check may change it), or the result that ends the
-        call: ``DENIED``, waiting for approval, or suspended for external execution.
+        The input to run with (a decision may change it), or the result that ends the call:
+        ``DENIED``, waiting for approval, or suspended for external execution.
     """
     call = scope.call
-    if tool.checks_permissions:
-        base = cast("ToolBase[Any]", tool.tool)
-        decision = await base.check_permissions(arguments, PermissionContext(runtime=scope.context))
+    if not scope.approved and (tool.checks_permissions or not scope.permissions.is_trivial):
+        context = PermissionContext(state=scope.permissions, runtime=scope.context)
+        decision = await decide(tool.tool, arguments, context, own_check=tool.checks_permissions)
         stop = outcomes.refusal(call, decision)
         if stop is not None:
             return stop
-        if decision.updated_input is not None:
+        if decision.updated_input is not None and decision.updated_input is not arguments:
             try:
-                arguments = base.validate_input(dict(decision.updated_input))
+                arguments = _revalidate(tool, decision.updated_input)
             except ValidationError as error:
                 return outcomes.invalid(call, error)
     return suspend_external(tool, call, arguments)
+
+
+def _revalidate(tool: CompiledTool, updated: Mapping[str, object]) -> object:
+    """Validate arguments a permission decision (or a person approving the call) changed."""
+    base = tool.tool
+    if isinstance(base, ToolBase):
+        return base.validate_input(dict(updated))
+    return tool.parse(orjson.dumps(dict(updated)).decode())
 
 
 def suspend_external(tool: CompiledTool, call: ToolUseBlock, arguments: object) -> object:
@@ -336,22 +366,39 @@ async def invoke(
 ) -> ToolResultBlock:
     """Run the invocation under the call's timeout and convert what it returns or raises.
 
-    A cancellation of the caller is not caught here: it goes on (see `run_call`).
+    A tool that raised (or timed out) is tried again while attempts remain, after a growing,
+    jittered wait; a suspension is never tried again. A cancellation of the caller is not
+    caught here: it goes on (see `finish`).
     """
     call = scope.call
     runner = cast("Runner", scope.runner)
-    timeout = call_timeout(tool, runner.config.default_timeout)
-    try:
-        if timeout is None:
-            value = await _run(tool, invocation, runner)
-        else:
-            with anyio.move_on_after(timeout) as deadline:
+    execution = tool.execution_for(scope.execution)
+    timeout = execution.timeout
+    attempts = execution.attempts
+    for attempt in range(1, attempts + 1):
+        if attempt > 1:
+            await anyio.sleep(execution.backoff(attempt - 1))
+        try:
+            if timeout is None:
                 value = await _run(tool, invocation, runner)
-            if deadline.cancelled_caught:
-                return outcomes.timed_out(call, timeout)
-    except Exception as exc:
-        return outcomes.raised(call, exc)
-    return outcomes.convert(tool, call, value)
+            else:
+                with anyio.move_on_after(timeout) as deadline:
+                    value = await _run(tool, invocation, runner)
+                if deadline.cancelled_caught:
+                    if attempt < attempts:
+                        continue
+                    return outcomes.timed_out(call, timeout)
+        except SuspendTool as exc:
+            return outcomes.raised(call, exc)
+        except InjectionError:
+            raise
+        except Exception as exc:
+            if attempt < attempts:
+                outcomes.retrying(call, exc, attempt, attempts)
+                continue
+            return outcomes.raised(call, exc)
+        return outcomes.convert(tool, call, value)
+    raise AssertionError("unreachable: the last attempt returns")  # pragma: no cover
 
 
 async def _run(tool: CompiledTool, invocation: Callable[[], object], runner: Runner) -> object:
@@ -405,12 +452,14 @@ def run_call_sync(tool: CompiledTool, scope: CallScope) -> ToolResultBlock:
 
 
 def _needs_event_loop(tool: CompiledTool, scope: CallScope) -> bool:
-    runner = cast("Runner", scope.runner)
+    execution = tool.execution_for(scope.execution)
     return (
         tool.invoke is Invoke.AWAIT
         or tool.invoke is Invoke.CALL
         or tool.checks_permissions
-        or call_timeout(tool, runner.config.default_timeout) is not None
+        or not scope.permissions.is_trivial
+        or execution.timeout is not None
+        or execution.attempts > 1
     )
 
 
@@ -437,7 +486,6 @@ async def finish(
 __all__ = [
     "CallScope",
     "ResultSink",
-    "call_timeout",
     "compile_tool",
     "finish",
     "gate",

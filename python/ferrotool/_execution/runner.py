@@ -14,6 +14,7 @@ import anyio
 
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
+from ferrotool._values.execution import UNSET, ExecutionConfig
 
 Next: TypeAlias = Callable[[ToolUseBlock, RuntimeContext], Awaitable[ToolResultBlock]]
 """The rest of the call, as middleware sees it: call it to go on."""
@@ -35,8 +36,10 @@ class ToolkitConfig:
     Attributes:
         max_threads: Worker threads for sync tools (a bounded pool shared by the toolkit's
             snapshots).
-        default_timeout: Seconds a call may take when its tool declares no timeout; ``None``
-            for no limit.
+        execution: How calls run (timeout, retries, a batch's concurrency) where neither the
+            tool nor the call says otherwise (see `ExecutionConfig`).
+        max_concurrent_calls: How many calls of all batches of the toolkit (and its registries
+            and views) run at the same time.
         allow_removal: Whether tools and groups may be removed after registration.
         meta_tool: Register the ``reset_tools`` meta tool while a session-scoped group exists,
             so the model can switch groups on and off in its session.
@@ -46,7 +49,8 @@ class ToolkitConfig:
     """
 
     max_threads: int = 40
-    default_timeout: float | None = None
+    execution: ExecutionConfig = UNSET
+    max_concurrent_calls: int = 256
     allow_removal: bool = True
     meta_tool: bool = False
     middleware: Sequence[Middleware] = field(default=())
@@ -55,8 +59,10 @@ class ToolkitConfig:
     def __post_init__(self) -> None:
         if self.max_threads < 1:
             raise ValueError(f"max_threads must be at least 1, got {self.max_threads}")
-        if self.default_timeout is not None and not self.default_timeout > 0:
-            raise ValueError(f"default_timeout must be positive, got {self.default_timeout}")
+        if self.max_concurrent_calls < 1:
+            raise ValueError(
+                f"max_concurrent_calls must be at least 1, got {self.max_concurrent_calls}"
+            )
         if self.session_attempts < 1:
             raise ValueError(f"session_attempts must be at least 1, got {self.session_attempts}")
         object.__setattr__(self, "middleware", tuple(self.middleware))
@@ -69,23 +75,21 @@ class Runner:
     Attributes:
         config: The toolkit's configuration.
         limiter: Bounds the worker threads of sync tools.
+        calls: Bounds the calls of all batches running at once.
         progress: Sinks that receive every call's progress chunks.
     """
 
-    __slots__ = ("config", "limiter", "progress")
+    __slots__ = ("calls", "config", "limiter", "progress")
 
     def __init__(self, config: ToolkitConfig, progress: tuple[ProgressSink, ...] = ()) -> None:
         self.config = config
         self.limiter = anyio.CapacityLimiter(config.max_threads)
+        self.calls = anyio.CapacityLimiter(config.max_concurrent_calls)
         self.progress = progress
 
     def sinks(self, on_progress: ProgressSink | None) -> tuple[ProgressSink, ...]:
         """The progress sinks of one call: the toolkit's, and the call's own."""
         return self.progress if on_progress is None else (*self.progress, on_progress)
-
-    def timeout(self, declared: float | None) -> float | None:
-        """The timeout of a call of a tool that declares ``declared``."""
-        return declared or self.config.default_timeout
 
 
 __all__ = ["Middleware", "Next", "Runner", "ToolkitConfig"]

@@ -254,9 +254,13 @@ class ToolView(ToolLists):
         if tool is None or self._runner.config.middleware or tool.name == RESET_TOOLS:
             return anyio.run(_call, self, call, context, agent, on_progress)
         direct = tool.direct
-        if direct is not None and tool.invoke is not Invoke.AWAIT:
+        if (
+            direct is not None
+            and tool.invoke is not Invoke.AWAIT
+            and self.state.permissions.is_trivial
+        ):
             return direct.run(call)
-        return run_call_sync(tool, CallScope.of(call, self._runner, context, agent, on_progress))
+        return run_call_sync(tool, self._scope(call, context, agent, on_progress))
 
     def _core(
         self,
@@ -286,13 +290,31 @@ class ToolView(ToolLists):
             attempts = self._runner.config.session_attempts
             handle = SessionHandle(self._store, self._key, self.state, attempts)
             context = (context or EMPTY_CONTEXT).with_value(handle)
-        return run_call(tool, CallScope.of(call, self._runner, context, agent, on_progress))
+        return run_call(tool, self._scope(call, context, agent, on_progress))
+
+    def _scope(
+        self,
+        call: ToolUseBlock,
+        context: RuntimeContext | None,
+        agent: object | None,
+        on_progress: ProgressSink | None,
+    ) -> CallScope:
+        return CallScope.of(
+            call, self._runner, context, agent, on_progress, permissions=self.state.permissions
+        )
 
     def _direct_calls(self) -> dict[str, Any]:
+        """The direct calls this view may hand out: none when the session's permissions are
+        not trivial (then the gate runs before every call).
+        """
         direct = self._direct
         if direct is None:
             direct = {}
-            if backend_allowed(self.config.mode) and not self._externals:
+            if (
+                backend_allowed(self.config.mode)
+                and not self._externals
+                and self.state.permissions.is_trivial
+            ):
                 direct = self._table.direct_calls(self.active_groups)
             self._direct = direct
         return direct

@@ -29,6 +29,7 @@ from ferrotool._schema.introspect import docstring_summary
 from ferrotool._schema.schema import DEFAULT_LIMITS, Limits, TypeSchema, type_schema
 from ferrotool._values.calls import ToolUseBlock
 from ferrotool._values.context import AgentState, Emitter, RuntimeContext
+from ferrotool._values.execution import ExecutionConfig
 from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec, check_tool_name
 from ferrotool.errors import SchemaError
@@ -126,6 +127,8 @@ class ToolBase(Generic[InputT]):
         mcp_server: The MCP server the tool comes from, if any.
         strict: Ask providers for strict arguments (``None``: the request decides).
         timeout: Seconds a call may take (``None``: the toolkit's default).
+        execution: Retries and other execution settings of the tool's own, which win over the
+            call's and the toolkit's (see `ExecutionConfig`).
         dangerous_files: File names added to the default dangerous files.
         dangerous_directories: Directory names added to the default dangerous directories.
     """
@@ -140,6 +143,7 @@ class ToolBase(Generic[InputT]):
     mcp_server: str | None = None
     strict: bool | None = None
     timeout: float | None = None
+    execution: ExecutionConfig | None = None
     dangerous_files: tuple[str, ...] = ()
     dangerous_directories: tuple[str, ...] = ()
 
@@ -160,6 +164,7 @@ class ToolBase(Generic[InputT]):
         mcp_server: str | None = None,
         strict: bool | None = None,
         timeout: float | None = None,
+        execution: ExecutionConfig | None = None,
         dangerous_files: tuple[str, ...] = (),
         dangerous_directories: tuple[str, ...] = (),
         lenient: bool = False,
@@ -181,6 +186,7 @@ class ToolBase(Generic[InputT]):
             raise ValueError(f"tool {self.name!r}: mcp_server must not be blank")
         self.strict = cls.strict if strict is None else strict
         self.timeout = cls.timeout if timeout is None else timeout
+        self.execution = cls.execution if execution is None else execution
         self.dangerous_files = merge_paths(
             DEFAULT_DANGEROUS_FILES, (*cls.dangerous_files, *dangerous_files)
         )

@@ -30,6 +30,7 @@ from ferrotool._tools.inject import Injection, Planner
 from ferrotool._tools.inject import inject as inject_values
 from ferrotool._values.calls import ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
+from ferrotool._values.execution import ExecutionConfig
 from ferrotool._values.spec import ToolSpec, check_tool_name
 from ferrotool.errors import SchemaError
 
@@ -54,6 +55,8 @@ class ToolOptions(TypedDict, total=False):
         external: The tool runs elsewhere: a call is validated and answered suspended.
         strict: Ask providers for strict arguments.
         timeout: Seconds a call may take before it ends with an error result.
+        execution: Retries and other execution settings of the tool's own (see
+            `ExecutionConfig`; its timeout, if any, is the tool's timeout).
         inline: A sync function cheap enough to run on the caller's thread (by default sync
             functions run in the toolkit's bounded worker-thread pool).
         converter: Turns the return value into a result (or into something the default
@@ -76,6 +79,7 @@ class ToolOptions(TypedDict, total=False):
     external: bool
     strict: bool | None
     timeout: float | None
+    execution: ExecutionConfig | None
     inline: bool
     converter: ResultConverter | None
     dangerous_files: tuple[str, ...]
@@ -100,6 +104,7 @@ class _Options:
     external: bool = False
     strict: bool | None = None
     timeout: float | None = None
+    execution: ExecutionConfig | None = None
     inline: bool = False
     converter: ResultConverter | None = None
     dangerous_files: tuple[str, ...] = ()
@@ -160,7 +165,10 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
                 f"tool {getattr(raw, '__qualname__', raw)!r} is a generator; return the result "
                 "and stream progress through an injected Emitter instead"
             )
-        if options.inline and options.timeout is not None:
+        if options.inline and (
+            options.timeout is not None
+            or (options.execution is not None and options.execution.timeout is not None)
+        ):
             raise ValueError(
                 f"tool {getattr(raw, '__qualname__', raw)!r}: an inline tool runs on the caller's "
                 "thread, where a timeout cannot stop it; drop inline=True or the timeout"
@@ -219,6 +227,7 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
         self.mcp_server = None
         self.strict = options.strict
         self.timeout = options.timeout
+        self.execution = options.execution
         self.dangerous_files = merge_paths(DEFAULT_DANGEROUS_FILES, options.dangerous_files)
         self.dangerous_directories = merge_paths(
             DEFAULT_DANGEROUS_DIRECTORIES, options.dangerous_directories
@@ -354,6 +363,7 @@ def tool(
         fn: The function (when used bare).
         **options: See `ToolOptions`: ``name``, ``description``, ``read_only``,
             ``concurrency_safe``, ``state_injected``, ``external``, ``strict``, ``timeout``,
+            ``execution``,
             ``inline``, ``converter``, ``dangerous_files``, ``dangerous_directories``,
             ``inject``, ``explicit_params``, ``lenient``, ``limits``, ``docstring_style``.
 
