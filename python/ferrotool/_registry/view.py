@@ -304,8 +304,10 @@ class ToolView(ToolLists):
         )
 
     def _direct_calls(self) -> dict[str, Any]:
-        """The direct calls this view may hand out: none when the session's permissions are
-        not trivial (then the gate runs before every call).
+        """The direct calls this view may hand out.
+
+        None when the session's permissions are not trivial: then the gate runs before every
+        call.
         """
         direct = self._direct
         if direct is None:
