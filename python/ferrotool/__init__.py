@@ -7,8 +7,19 @@ can make comes back as a `ToolResultBlock` it can act on.
 """
 
 from ferrotool._core import ErrorDetail, JsonSchemaValidator
+from ferrotool._execution.batch import Confirmation, Suspension, ToolBatch
+from ferrotool._execution.events import (
+    AllToolsDenied,
+    ConfirmationRequired,
+    EventSink,
+    ExternalExecutionRequired,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolEvent,
+)
 from ferrotool._execution.middleware import compose as compose_middleware
 from ferrotool._execution.pipeline import ResultSink
+from ferrotool._execution.resume import Reply
 from ferrotool._execution.runner import Middleware, Next, ToolkitConfig
 from ferrotool._permissions.decisions import (
     PermissionBehavior,
@@ -69,6 +80,7 @@ from ferrotool.errors import (
     FerrotoolError,
     InjectionError,
     RegistrationError,
+    ResumeError,
     SchemaError,
     SessionConflict,
     SuspendTool,
@@ -99,12 +111,17 @@ __all__ = [
     "Agent",
     "AgentState",
     "AgentTool",
+    "AllToolsDenied",
+    "Confirmation",
+    "ConfirmationRequired",
     "ContentBlock",
     "DocstringStyle",
     "DocumentationWarning",
     "Emitter",
     "ErrorDetail",
+    "EventSink",
     "ExecutionConfig",
+    "ExternalExecutionRequired",
     "FerrotoolError",
     "FunctionSchema",
     "FunctionTool",
@@ -130,7 +147,9 @@ __all__ = [
     "ProviderFormat",
     "RegistrationError",
     "Registry",
+    "Reply",
     "ResultSink",
+    "ResumeError",
     "RuntimeContext",
     "SchemaChange",
     "SchemaError",
@@ -140,12 +159,17 @@ __all__ = [
     "SessionStore",
     "StrictSchemaWarning",
     "SuspendTool",
+    "Suspension",
     "SuspensionKind",
     "TextBlock",
     "ToolBase",
+    "ToolBatch",
+    "ToolCallFinished",
     "ToolCallParam",
+    "ToolCallStarted",
     "ToolContextState",
     "ToolDefinition",
+    "ToolEvent",
     "ToolGroup",
     "ToolGroupScope",
     "ToolMergeMode",

@@ -59,6 +59,15 @@ class SessionConflict(FerrotoolError, RuntimeError):
     """A session changed under an update too many times in a row; nothing was written."""
 
 
+class ResumeError(FerrotoolError, ValueError):
+    """Replies to a suspension were refused: nothing was accepted.
+
+    The message says why, in AgentScope's words: a reply for a call that does not wait (unknown,
+    or already settled, say by another delivery of the same reply), a duplicate reply, or text
+    that comes with a partial set of results.
+    """
+
+
 class SuspendTool(FerrotoolError):
     """Raised by a tool to hand its call to someone else: the call ends suspended.
 
@@ -78,6 +87,7 @@ __all__ = [
     "FerrotoolError",
     "InjectionError",
     "RegistrationError",
+    "ResumeError",
     "SchemaError",
     "SessionConflict",
     "SuspendTool",

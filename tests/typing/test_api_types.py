@@ -102,6 +102,9 @@ ALIASES = frozenset(
         "Middleware",
         "Next",
         "ResultSink",
+        "EventSink",
+        "ToolEvent",
+        "Reply",
     }
 )
 

@@ -13,12 +13,23 @@ import dataclasses
 import functools
 import threading
 import types
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import Any, cast, final
 
 from ferrotool import _core
+from ferrotool._execution.batch import ToolBatch
+from ferrotool._execution.events import EventSink, ToolEvent
 from ferrotool._execution.pipeline import ResultSink, compile_tool
-from ferrotool._execution.runner import Runner, ToolkitConfig
+from ferrotool._execution.resume import Reply
+from ferrotool._execution.runner import Middleware, Runner, ToolkitConfig
 from ferrotool._registry.listing import ToolLists
 from ferrotool._registry.table import Table, TableCaches
 from ferrotool._registry.view import ToolView
@@ -35,6 +46,7 @@ from ferrotool._tools.base import AgentTool, ToolBase
 from ferrotool._tools.function import FunctionTool, tool
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
+from ferrotool._values.execution import ExecutionConfig
 from ferrotool._values.groups import BASIC, ToolGroup, ToolGroupScope
 from ferrotool._values.spec import ToolSpec
 from ferrotool.builtins.reset_tools import RESET_TOOLS, ResetTools
@@ -119,24 +131,37 @@ class _ToolSet(_core.ToolCaller, ToolLists):
         *,
         store: SessionStore | None = None,
         key: SessionKey | None = None,
+        middleware: Sequence[Middleware] = (),
     ) -> ToolView:
         """The tools one request may see and call: these tools, a request config, a session.
 
         Built in time independent of the number of registered tools.
 
         Args:
-            state: The session's tool state (which groups are active).
+            state: The session's tool state (active groups, permissions, waiting calls).
             config: External tools of the request and how they merge with these.
-            store: Where ``reset_tools`` stores the session's new state.
-            key: The session ``reset_tools`` changes.
+            store: Where the session's new state is stored (by ``reset_tools``, a batch that
+                suspends, a resume).
+            key: The session.
+            middleware: Wraps this view's calls, inside the toolkit's middleware.
         """
-        return ToolView(self._table, self._runner, state, config or NO_REQUEST_CONFIG, store, key)
+        return ToolView(
+            self._table,
+            self._runner,
+            state,
+            config or NO_REQUEST_CONFIG,
+            store,
+            key,
+            middleware,
+        )
 
     async def open_view(
         self,
         context: RuntimeContext,
         store: SessionStore,
         config: ToolRequestConfig | None = None,
+        *,
+        middleware: Sequence[Middleware] = (),
     ) -> ToolView:
         """Load the session of ``context`` from ``store`` and build its view.
 
@@ -145,7 +170,8 @@ class _ToolSet(_core.ToolCaller, ToolLists):
         """
         key = session_key(context)
         state = await store.load(key)
-        return self.view(state, config or context.get(ToolRequestConfig), store=store, key=key)
+        request = config or context.get(ToolRequestConfig)
+        return self.view(state, request, store=store, key=key, middleware=middleware)
 
     def _view_for(self, context: RuntimeContext | None) -> ToolView:
         """The view a call through this toolkit runs in.
@@ -218,6 +244,61 @@ class _ToolSet(_core.ToolCaller, ToolLists):
         """
         return self._view_for(context).call_tool_sync(
             call, context, agent=agent, on_progress=on_progress
+        )
+
+    async def call_tools(
+        self,
+        calls: Sequence[ToolUseBlock],
+        context: RuntimeContext | None = None,
+        *,
+        agent: object | None = None,
+        config: ExecutionConfig | None = None,
+        parallel: bool = True,
+        on_event: EventSink | None = None,
+    ) -> ToolBatch:
+        """`ToolView.call_tools` in the default view.
+
+        The default view has no session: a suspension is returned but not stored. Open a view
+        with a store (`open_view`) to resume it later.
+        """
+        return await self._view_for(context).call_tools(
+            calls, context, agent=agent, config=config, parallel=parallel, on_event=on_event
+        )
+
+    def stream_tools(
+        self,
+        calls: Sequence[ToolUseBlock],
+        context: RuntimeContext | None = None,
+        *,
+        agent: object | None = None,
+        config: ExecutionConfig | None = None,
+        parallel: bool = True,
+        on_event: EventSink | None = None,
+    ) -> AsyncIterator[ToolEvent]:
+        """`ToolView.stream_tools` in the default view."""
+        return self._view_for(context).stream_tools(
+            calls, context, agent=agent, config=config, parallel=parallel, on_event=on_event
+        )
+
+    async def resume(
+        self,
+        context: RuntimeContext,
+        store: SessionStore,
+        replies: Sequence[Reply],
+        *,
+        agent: object | None = None,
+        config: ExecutionConfig | None = None,
+        parallel: bool = True,
+        on_event: EventSink | None = None,
+    ) -> ToolBatch:
+        """Settle calls waiting in the session of ``context`` (see `ToolView.resume`).
+
+        Raises:
+            ResumeError: A reply was refused; nothing was accepted then.
+        """
+        view = await self.open_view(context, store)
+        return await view.resume(
+            replies, context, agent=agent, config=config, parallel=parallel, on_event=on_event
         )
 
 

@@ -9,14 +9,17 @@ table per set of active groups). Nothing in a view can change the registry or an
 from __future__ import annotations
 
 import functools
+import math
 import weakref
-from collections.abc import Awaitable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Coroutine, Iterator, Sequence
 from typing import Any, Final, final
 
 import anyio
 
 from ferrotool._execution import outcomes
+from ferrotool._execution.batch import ToolBatch, run_batch
 from ferrotool._execution.compiled import CompiledTool, Invoke
+from ferrotool._execution.events import EventSink, ToolEvent
 from ferrotool._execution.middleware import compose
 from ferrotool._execution.pipeline import (
     CallScope,
@@ -26,7 +29,8 @@ from ferrotool._execution.pipeline import (
     run_call,
     run_call_sync,
 )
-from ferrotool._execution.runner import Next, Runner, ToolkitConfig
+from ferrotool._execution.resume import Reply, resume
+from ferrotool._execution.runner import Middleware, Runner, ToolkitConfig
 from ferrotool._registry.listing import ToolLists
 from ferrotool._registry.table import Table
 from ferrotool._requests.config import ToolRequestConfig
@@ -35,6 +39,7 @@ from ferrotool._session.state import SessionKey, SessionStore, ToolContextState
 from ferrotool._tools.base import AgentTool
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import EMPTY_CONTEXT, ProgressSink, RuntimeContext
+from ferrotool._values.execution import ExecutionConfig
 from ferrotool._values.groups import BASIC
 from ferrotool._values.spec import ToolSpec
 from ferrotool.builtins.reset_tools import RESET_TOOLS, SessionHandle
@@ -68,6 +73,16 @@ async def _awaited(running: Awaitable[ToolResultBlock]) -> ToolResultBlock:
     return await running
 
 
+async def _timed(
+    running: Awaitable[ToolResultBlock], call: ToolUseBlock, timeout: float
+) -> ToolResultBlock:
+    """A direct call under a batch's timeout."""
+    with anyio.move_on_after(timeout) as deadline:
+        return await running
+    del deadline
+    return outcomes.timed_out(call, timeout)
+
+
 async def _call(
     view: ToolView,
     call: ToolUseBlock,
@@ -92,6 +107,7 @@ class ToolView(ToolLists):
         "_direct",
         "_externals",
         "_key",
+        "_middleware",
         "_names",
         "_runner",
         "_shadowed",
@@ -110,9 +126,11 @@ class ToolView(ToolLists):
         config: ToolRequestConfig,
         store: SessionStore | None = None,
         key: SessionKey | None = None,
+        middleware: Sequence[Middleware] = (),
     ) -> None:
         self._table = table
         self._runner = runner
+        self._middleware = (*runner.config.middleware, *middleware)
         self.state = state
         self.config = config
         self._store = store
@@ -223,18 +241,10 @@ class ToolView(ToolLists):
         but is not visible here (its groups inactive, or hidden by the merge mode) gives an
         error result saying it is not available now, not that it does not exist.
         """
-        middleware = self._runner.config.middleware
-        if on_result is None and not middleware:
-            return self._dispatch(call, context, agent, on_progress)
-        running: Awaitable[ToolResultBlock]
-        if middleware:
-            core: Next = functools.partial(self._core, agent=agent, on_progress=on_progress)
-            running = compose(middleware, core)(call, context or EMPTY_CONTEXT)
-        else:
-            running = self._dispatch(call, context, agent, on_progress)
-        if on_result is None:
-            return _awaited(running)
-        return finish(running, call, on_result)
+        running = self.run_one(call, context, agent, on_progress, None, False)
+        if on_result is not None:
+            return finish(running, call, on_result)
+        return running if isinstance(running, Coroutine) else _awaited(running)
 
     def call_tool_sync(
         self,
@@ -251,16 +261,166 @@ class ToolView(ToolLists):
         running event loop.
         """
         tool = self.resolve(call.name)
-        if tool is None or self._runner.config.middleware or tool.name == RESET_TOOLS:
+        if tool is None or self._middleware or tool.name == RESET_TOOLS:
             return anyio.run(_call, self, call, context, agent, on_progress)
+        trivial = self.state.permissions.is_trivial
         direct = tool.direct
-        if (
-            direct is not None
-            and tool.invoke is not Invoke.AWAIT
-            and self.state.permissions.is_trivial
-        ):
+        if direct is not None and tool.invoke is not Invoke.AWAIT and trivial:
             return direct.run(call)
         return run_call_sync(tool, self._scope(call, context, agent, on_progress))
+
+    async def call_tools(
+        self,
+        calls: Sequence[ToolUseBlock],
+        context: RuntimeContext | None = None,
+        *,
+        agent: object | None = None,
+        config: ExecutionConfig | None = None,
+        parallel: bool = True,
+        on_event: EventSink | None = None,
+    ) -> ToolBatch:
+        """Run a model turn's calls as one batch (see `ferrotool._execution.batch`).
+
+        Consecutive concurrency-safe calls run together, an unsafe call alone, and the results
+        come back one per call, in call order. Calls that wait for approval or for the client
+        are gathered into the batch's `Suspension`, stored in the session when the view has a
+        store (`open_view`), for `resume`.
+
+        Args:
+            calls: The model's calls, in order.
+            context: The runtime context of every call.
+            agent: The calling agent, for tools that ask for it.
+            config: The batch's execution settings (after each tool's own, before the
+                toolkit's).
+            parallel: Whether consecutive concurrency-safe calls may run together.
+            on_event: Receives every event as it happens; a cancelled batch still reports the
+                ``INTERRUPTED`` result of every call without one here, before the cancellation
+                goes on.
+        """
+        return await run_batch(
+            self, calls, context, agent=agent, config=config, parallel=parallel, on_event=on_event
+        )
+
+    async def stream_tools(
+        self,
+        calls: Sequence[ToolUseBlock],
+        context: RuntimeContext | None = None,
+        *,
+        agent: object | None = None,
+        config: ExecutionConfig | None = None,
+        parallel: bool = True,
+        on_event: EventSink | None = None,
+    ) -> AsyncIterator[ToolEvent]:
+        """`call_tools` as an async iterator of its events, as they happen.
+
+        Stop iterating (or close the iterator) to cancel the batch. A consumer cancelled
+        mid-stream cannot be handed further events: the ``INTERRUPTED`` results of the calls
+        that were running then go to ``on_event``, if given.
+        """
+        send, receive = anyio.create_memory_object_stream[ToolEvent](math.inf)
+
+        def both(event: ToolEvent) -> None:
+            send.send_nowait(event)
+            if on_event is not None:
+                on_event(event)
+
+        async def run() -> None:
+            with send:
+                await run_batch(
+                    self,
+                    calls,
+                    context,
+                    agent=agent,
+                    config=config,
+                    parallel=parallel,
+                    on_event=both,
+                )
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            try:
+                with receive:
+                    async for event in receive:
+                        yield event
+            finally:
+                group.cancel_scope.cancel()
+
+    async def resume(
+        self,
+        replies: Sequence[Reply],
+        context: RuntimeContext | None = None,
+        *,
+        agent: object | None = None,
+        config: ExecutionConfig | None = None,
+        parallel: bool = True,
+        on_event: EventSink | None = None,
+    ) -> ToolBatch:
+        """Settle calls that wait in this view's session (see `ferrotool._execution.resume`).
+
+        Args:
+            replies: `Confirmation` values for calls waiting for approval, `ToolResultBlock`
+                values for calls the client ran, and text of the person's.
+            context: The runtime context approved calls run with.
+            agent: The calling agent, for tools that ask for it.
+            config: The execution settings of the approved calls.
+            parallel: Whether approved concurrency-safe calls may run together.
+            on_event: Receives the events of the settled calls.
+
+        Returns:
+            The settled calls' results, in the order they were suspended, under the
+            suspension's reply id; calls still waiting are the batch's suspension.
+
+        Raises:
+            ResumeError: A reply was refused (unknown or already settled call, duplicate
+                reply, text with partial results); nothing was accepted then.
+            ValueError: The view has no session store.
+        """
+        return await resume(
+            self,
+            self.state,
+            replies,
+            context,
+            agent=agent,
+            config=config,
+            parallel=parallel,
+            on_event=on_event,
+        )
+
+    # - the batch's host -
+
+    @property
+    def runner(self) -> Runner:
+        """What the view's calls run with."""
+        return self._runner
+
+    @property
+    def session(self) -> tuple[SessionStore, SessionKey] | None:
+        """The store and key of the view's session, if it has one."""
+        if self._store is None or self._key is None:
+            return None
+        return self._store, self._key
+
+    def concurrency_safe(self, name: str) -> bool:
+        """Whether a call of ``name`` may overlap other calls (an unknown name: yes)."""
+        tool = self.resolve(name)
+        return tool is None or tool.spec.concurrency_safe
+
+    def run_one(
+        self,
+        call: ToolUseBlock,
+        context: RuntimeContext | None,
+        agent: object | None,
+        on_progress: ProgressSink | None,
+        execution: ExecutionConfig | None,
+        approved: bool,
+    ) -> Awaitable[ToolResultBlock]:
+        """One call through the middleware (if any) and the pipeline."""
+        if not self._middleware:
+            return self._dispatch(call, context, agent, on_progress, execution, approved)
+        core = functools.partial(
+            self._core, agent=agent, on_progress=on_progress, execution=execution, approved=approved
+        )
+        return compose(self._middleware, core)(call, context or EMPTY_CONTEXT)
 
     def _core(
         self,
@@ -269,8 +429,10 @@ class ToolView(ToolLists):
         *,
         agent: object | None,
         on_progress: ProgressSink | None,
+        execution: ExecutionConfig | None,
+        approved: bool,
     ) -> Awaitable[ToolResultBlock]:
-        return self._dispatch(call, context, agent, on_progress)
+        return self._dispatch(call, context, agent, on_progress, execution, approved)
 
     def _dispatch(
         self,
@@ -278,11 +440,15 @@ class ToolView(ToolLists):
         context: RuntimeContext | None,
         agent: object | None,
         on_progress: ProgressSink | None,
+        execution: ExecutionConfig | None = None,
+        approved: bool = False,
     ) -> Coroutine[Any, Any, ToolResultBlock]:
         """Resolve and run one call: a plain visible tool's direct call, else the pipeline."""
         direct = self._direct_calls().get(call.name)
-        if direct is not None:
-            return direct(call)  # type: ignore[no-any-return]
+        if direct is not None and (execution is None or execution.attempts == 1):
+            if execution is None or execution.timeout is None:
+                return direct(call)  # type: ignore[no-any-return]
+            return _timed(direct(call), call, execution.timeout)
         tool = self.resolve(call.name)
         if tool is None:
             return _done(self._missing(call))
@@ -290,7 +456,8 @@ class ToolView(ToolLists):
             attempts = self._runner.config.session_attempts
             handle = SessionHandle(self._store, self._key, self.state, attempts)
             context = (context or EMPTY_CONTEXT).with_value(handle)
-        return run_call(tool, self._scope(call, context, agent, on_progress))
+        scope = self._scope(call, context, agent, on_progress, execution, approved)
+        return run_call(tool, scope)
 
     def _scope(
         self,
@@ -298,9 +465,18 @@ class ToolView(ToolLists):
         context: RuntimeContext | None,
         agent: object | None,
         on_progress: ProgressSink | None,
+        execution: ExecutionConfig | None = None,
+        approved: bool = False,
     ) -> CallScope:
         return CallScope.of(
-            call, self._runner, context, agent, on_progress, permissions=self.state.permissions
+            call,
+            self._runner,
+            context,
+            agent,
+            on_progress,
+            execution=execution,
+            permissions=self.state.permissions,
+            approved=approved,
         )
 
     def _direct_calls(self) -> dict[str, Any]:

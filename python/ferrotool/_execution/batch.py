@@ -1,0 +1,329 @@
+"""A model turn's calls as one batch, results always in call order.
+
+Concurrency-safe calls run together, the rest alone, and the calls that wait (for approval, for
+the client) become one suspension.
+
+The calls are cut into slots: a maximal run of consecutive concurrency-safe calls is one slot
+whose calls run together (bounded by the batch's ``max_concurrency`` and the toolkit's
+``max_concurrent_calls``); an unsafe call is a slot alone; slots run one after another.
+``[S1, S2, U1, S3, U2, U3, S4]`` runs as ``{S1, S2} -> U1 -> S3 -> U2 -> U3 -> S4``; with
+``parallel=False`` every call is a slot alone. Each call runs through the one pipeline
+(`ferrotool._execution.pipeline`), so its mistakes are results and a failing call never changes
+another's.
+
+A call whose permission decision asks, or whose tool runs elsewhere, ends ``RUNNING`` and
+marked; the batch gathers those calls into one `Suspension` (stored in the session, with
+compare-and-set, when the batch has a store) for `resume` to settle.
+
+Every call is paired with exactly one result: if the batch is cancelled, each call without a
+result gets its ``INTERRUPTED`` one (reported as an event) before the cancellation goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol, final
+
+import anyio
+
+from ferrotool._execution import outcomes
+from ferrotool._execution.events import (
+    AllToolsDenied,
+    ConfirmationRequired,
+    EventSink,
+    ExternalExecutionRequired,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolEvent,
+)
+from ferrotool._execution.runner import Runner
+from ferrotool._permissions.decisions import PermissionRule
+from ferrotool._session.pending import PendingToolCall, SuspensionKind
+from ferrotool._session.state import SessionKey, SessionStore, update_session
+from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
+from ferrotool._values.context import ProgressSink, RuntimeContext, ToolProgress
+from ferrotool._values.execution import DEFAULTS, UNSET, ExecutionConfig
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Suspension:
+    """The calls of a batch that wait, under one reply id.
+
+    Attributes:
+        reply_id: The id the replies refer to (fresh for each batch that suspends).
+        pending: The waiting calls, in call order.
+    """
+
+    reply_id: str
+    pending: tuple[PendingToolCall, ...]
+
+    @property
+    def kind(self) -> SuspensionKind:
+        """`CONFIRM` when some call waits for approval, else `EXTERNAL`."""
+        if any(p.kind is SuspensionKind.CONFIRM for p in self.pending):
+            return SuspensionKind.CONFIRM
+        return SuspensionKind.EXTERNAL
+
+    @property
+    def confirmations(self) -> tuple[PendingToolCall, ...]:
+        """The calls that wait for approval."""
+        return tuple(p for p in self.pending if p.kind is SuspensionKind.CONFIRM)
+
+    @property
+    def external_calls(self) -> tuple[ToolUseBlock, ...]:
+        """The calls the client is to run."""
+        return tuple(p.call for p in self.pending if p.kind is SuspensionKind.EXTERNAL)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolBatch:
+    """What a batch of calls (or a resume) gave.
+
+    Attributes:
+        results: One result per call, in call order, each stamped with its call's id; a call
+            that waits has its ``RUNNING`` placeholder here.
+        suspension: The calls that wait, or ``None``.
+        all_denied: Every call was denied.
+        reply_id: For a resume, the reply id of the suspension it settled.
+    """
+
+    results: tuple[ToolResultBlock, ...]
+    suspension: Suspension | None = None
+    all_denied: bool = False
+    reply_id: str | None = None
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Confirmation:
+    """A person's answer about a call that waits for approval.
+
+    Attributes:
+        call_id: The waiting call's id.
+        approved: Whether it may run.
+        arguments: Arguments to run with instead of the model's (validated again), if the
+            person changed them.
+        rules: Rules to add to the session's permissions (say, one of the call's suggestions),
+            so that similar calls no longer ask.
+    """
+
+    call_id: str
+    approved: bool
+    arguments: dict[str, object] | None = None
+    rules: tuple[PermissionRule, ...] = ()
+
+
+class BatchHost(Protocol):
+    """Where a batch runs its calls (a `ToolView`)."""
+
+    @property
+    def runner(self) -> Runner:
+        """Threads, limits and sinks."""
+        ...
+
+    @property
+    def session(self) -> tuple[SessionStore, SessionKey] | None:
+        """The session store and key suspensions are kept under, if any."""
+        ...
+
+    def concurrency_safe(self, name: str) -> bool:
+        """Whether a call of ``name`` may overlap other calls (an unknown name: yes)."""
+        ...
+
+    def run_one(
+        self,
+        call: ToolUseBlock,
+        context: RuntimeContext | None,
+        agent: object | None,
+        on_progress: ProgressSink | None,
+        execution: ExecutionConfig | None,
+        approved: bool,
+    ) -> Awaitable[ToolResultBlock]:
+        """One call through middleware and the pipeline."""
+        ...
+
+
+def slots(
+    calls: Sequence[ToolUseBlock], safe: Callable[[str], bool], parallel: bool
+) -> Iterator[list[int]]:
+    """The indices of the calls, cut into the slots that run one after another."""
+    run: list[int] = []
+    for index, call in enumerate(calls):
+        if parallel and safe(call.name):
+            run.append(index)
+            continue
+        if run:
+            yield run
+            run = []
+        yield [index]
+    if run:
+        yield run
+
+
+async def run_batch(
+    host: BatchHost,
+    calls: Sequence[ToolUseBlock],
+    context: RuntimeContext | None,
+    *,
+    agent: object | None = None,
+    config: ExecutionConfig | None = None,
+    parallel: bool = True,
+    on_event: EventSink | None = None,
+    approved: bool = False,
+) -> ToolBatch:
+    """Run a batch of calls (see the module's docstring).
+
+    Args:
+        host: Where the calls resolve and run.
+        calls: The model's calls, in order.
+        context: The runtime context of every call.
+        agent: The calling agent, for tools that ask for it.
+        config: The batch's execution settings (after the tools' own, before the toolkit's).
+        parallel: Whether consecutive concurrency-safe calls may run together.
+        on_event: Receives every event as it happens.
+        approved: The calls were approved by a person (a resume): the gate does not ask.
+    """
+    calls = tuple(calls)
+    emit: EventSink = on_event if on_event is not None else _ignore
+    results: list[ToolResultBlock | None] = [None] * len(calls)
+    runner = host.runner
+    width = (config or UNSET).over(runner.config.execution, DEFAULTS).max_concurrency or 1
+    batch_limit = anyio.CapacityLimiter(width)
+    progress = _progress_sink(emit) if on_event is not None else None
+
+    async def one(index: int) -> None:
+        call = calls[index]
+        async with _held(batch_limit), _held(runner.calls):
+            emit(ToolCallStarted(call))
+            result = await host.run_one(call, context, agent, progress, config, approved)
+        result = _settled(result, call)
+        results[index] = result
+        emit(ToolCallFinished(result))
+
+    try:
+        for slot in slots(calls, host.concurrency_safe, parallel):
+            if len(slot) == 1:
+                await one(slot[0])
+                continue
+            async with anyio.create_task_group() as group:
+                for index in slot:
+                    group.start_soon(one, index)
+    except BaseException:
+        for index, result in enumerate(results):
+            if result is None:
+                results[index] = interrupted = outcomes.interrupted(calls[index])
+                emit(ToolCallFinished(interrupted))
+        raise
+    done = tuple(result for result in results if result is not None)
+    suspension = await _suspend(host, calls, done, emit)
+    all_denied = bool(done) and all(r.state is ToolResultState.DENIED for r in done)
+    if all_denied:
+        emit(AllToolsDenied(done))
+    return ToolBatch(done, suspension, all_denied)
+
+
+@contextlib.asynccontextmanager
+async def _held(limiter: anyio.CapacityLimiter) -> AsyncIterator[None]:
+    """A token of ``limiter`` for one call.
+
+    The call borrows it, not the task: a tool that runs a batch of its own, in its caller's
+    task, takes tokens of its own.
+    """
+    borrower = object()
+    await limiter.acquire_on_behalf_of(borrower)
+    try:
+        yield
+    finally:
+        limiter.release_on_behalf_of(borrower)
+
+
+def _ignore(event: ToolEvent) -> None:
+    del event
+
+
+def _progress_sink(emit: EventSink) -> ProgressSink:
+    def sink(progress: ToolProgress) -> None:
+        emit(progress)
+
+    return sink
+
+
+def _settled(result: ToolResultBlock, call: ToolUseBlock) -> ToolResultBlock:
+    """The result as the batch reports it.
+
+    It is stamped with its call, and a ``RUNNING`` result that does not wait (a tool's
+    progress-style text) is made ``SUCCESS``.
+    """
+    if result.id != call.id or result.name != call.name:
+        result = result.with_call(call.id, call.name)
+    if result.state is ToolResultState.RUNNING and not (
+        result.is_suspended or result.needs_approval
+    ):
+        result = result.with_state(ToolResultState.SUCCESS)
+    return result
+
+
+def waiting(result: ToolResultBlock, call: ToolUseBlock, reply_id: str) -> PendingToolCall | None:
+    """The pending call a result stands for, if it waits."""
+    if result.needs_approval:
+        permission = result.metadata.get("permission")
+        message = ""
+        suggestions: tuple[PermissionRule, ...] = ()
+        if isinstance(permission, dict):
+            message = str(permission.get("message", ""))
+            raw = permission.get("suggested_rules", [])
+            if isinstance(raw, list):
+                suggestions = tuple(PermissionRule.from_dict(rule) for rule in raw)
+        return PendingToolCall(
+            call=call,
+            kind=SuspensionKind.CONFIRM,
+            reply_id=reply_id,
+            message=message,
+            suggestions=suggestions,
+        )
+    if result.is_suspended:
+        return PendingToolCall(call=call, kind=SuspensionKind.EXTERNAL, reply_id=reply_id)
+    return None
+
+
+async def _suspend(
+    host: BatchHost,
+    calls: tuple[ToolUseBlock, ...],
+    results: tuple[ToolResultBlock, ...],
+    emit: EventSink,
+) -> Suspension | None:
+    """Gather the calls that wait into a suspension, stored in the session if there is one."""
+    reply_id = uuid.uuid4().hex
+    pending = tuple(
+        waiting_call
+        for call, result in zip(calls, results, strict=True)
+        if (waiting_call := waiting(result, call, reply_id)) is not None
+    )
+    if not pending:
+        return None
+    session = host.session
+    if session is not None:
+        store, key = session
+        await update_session(store, key, lambda state: state.with_pending(pending))
+    suspension = Suspension(reply_id, pending)
+    if suspension.confirmations:
+        emit(ConfirmationRequired(reply_id, suspension.confirmations))
+    if suspension.external_calls:
+        emit(ExternalExecutionRequired(reply_id, suspension.external_calls))
+    return suspension
+
+
+__all__ = [
+    "BatchHost",
+    "Confirmation",
+    "Suspension",
+    "ToolBatch",
+    "run_batch",
+    "slots",
+    "waiting",
+]
