@@ -6,6 +6,7 @@ Define tools with `tool` (typed functions) or `ToolBase` (explicit classes), reg
 can make comes back as a `ToolResultBlock` it can act on.
 """
 
+from ferrotool import _core
 from ferrotool._core import ErrorDetail, JsonSchemaValidator
 from ferrotool._execution.batch import Confirmation, Suspension, ToolBatch
 from ferrotool._execution.events import (
@@ -95,7 +96,10 @@ from ferrotool.providers import (
     tool_definition,
 )
 
-__version__ = "0.1.0"
+# Written in one place, Cargo.toml's `[workspace.package] version`, and compiled into the
+# extension. The wheel's metadata holds the same version spelled the PEP 440 way (a pre-release
+# `0.2.0-rc.1` is `0.2.0rc1` there; PEP 440 reads both as the same version).
+__version__: str = _core.__version__
 
 __all__ = [
     "BASIC",

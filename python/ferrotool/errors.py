@@ -59,6 +59,14 @@ class SessionConflict(FerrotoolError, RuntimeError):
     """A session changed under an update too many times in a row; nothing was written."""
 
 
+class CliError(FerrotoolError):
+    """A mistake on the ``ferrotool`` command line; printed without a traceback (exit status 2).
+
+    A target that cannot be imported or holds no tools, ``--context`` that is not the expected
+    JSON, a context value that cannot be built, a call needing a context value not given.
+    """
+
+
 class ResumeError(FerrotoolError, ValueError):
     """Replies to a suspension were refused: nothing was accepted.
 
@@ -84,6 +92,7 @@ class SuspendTool(FerrotoolError):
 
 
 __all__ = [
+    "CliError",
     "FerrotoolError",
     "InjectionError",
     "RegistrationError",

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import io
 import subprocess
 import sys
+import textwrap
+from pathlib import Path
 
 import orjson
 import pytest
+from packaging.version import Version
 
+import ferrotool
 from ferrotool.cli import main
+from ferrotool.errors import CliError, FerrotoolError
 
 DEMO = "ferrotool.cli.demo"
+ORDER = '{"items": [{"sku": "A1", "qty": 2, "price": 9.5}]}'
+SHOP = '{"values": {"Shop": {"name": "Corner", "currency": "EUR"}}}'
 
 
 def run(*argv: str) -> tuple[int, str]:
@@ -51,6 +59,186 @@ def test_bad_targets_are_reported(capsys: pytest.CaptureFixture[str]) -> None:
     assert run("schema", "justamodule")[0] == 2
 
 
+def test_cli_errors_are_ferrotool_errors() -> None:
+    assert issubclass(CliError, FerrotoolError)
+
+
+def test_version_is_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"ferrotool {ferrotool.__version__}\n"
+    # One version: Cargo.toml's, in the extension and (spelled the PEP 440 way) the metadata.
+    assert Version(ferrotool.__version__) == Version(importlib.metadata.version("ferrotool"))
+    assert ferrotool.__version__ == ferrotool._core.__version__
+
+
+# -- the call's context ---------------------------------------------------------------------------
+
+
+def test_a_tool_needing_a_context_value_gets_it_from_context() -> None:
+    status, text = run("call", f"{DEMO}:demo_toolkit", "place_order", ORDER, "--context", SHOP)
+    assert status == 0, text
+    assert orjson.loads(text)["structured"] == {
+        "shop": "Corner",
+        "total": 19.0,
+        "currency": "EUR",
+        "note": None,
+    }
+    # A class from anywhere, as MODULE:NAME; the options may also come before the arguments.
+    context = SHOP.replace('"Shop"', f'"{DEMO}:Shop"')
+    status, text = run("call", f"{DEMO}:demo_toolkit", "place_order", "--context", context, ORDER)
+    assert status == 0, text
+    assert orjson.loads(text)["structured"]["shop"] == "Corner"
+
+
+def test_a_missing_context_value_says_how_to_give_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("call", f"{DEMO}:demo_toolkit", "place_order", ORDER)[0] == 2
+    error = capsys.readouterr().err
+    assert "needs Shop" in error
+    assert "--context" in error
+
+
+def test_the_context_carries_user_and_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = write_module(
+        tmp_path,
+        monkeypatch,
+        """
+        import enum
+        from ferrotool import Injected, RuntimeContext, tool
+
+        class Mood(enum.Enum):
+            GOOD = "good"
+
+        @tool
+        def whoami(context: RuntimeContext, mood: Injected[Mood]) -> str:
+            return f"{context.user_id} {context.session_id} {mood.value}"
+        """,
+    )
+    context = '{"user_id": "u1", "session_id": "s1", "values": {"Mood": "good"}}'
+    status, text = run("call", f"{module}:whoami", "whoami", "{}", "--context", context)
+    assert status == 0, text
+    assert orjson.loads(text)["output"][0]["text"] == "u1 s1 good"
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        ("{", "--context is not JSON"),
+        ("[1]", "--context must be a JSON object"),
+        ('{"user": "u1"}', "unknown keys ['user']"),
+        ('{"user_id": 1}', "user_id must be a string"),
+        ('{"values": [1]}', "values must be an object"),
+        ('{"values": {"Nothing": {}}}', "has no attribute 'Nothing'"),
+        ('{"values": {"no_such_module:Shop": {}}}', "cannot import 'no_such_module'"),
+        ('{"values": {":Shop": {}}}', "expected NAME or MODULE:NAME"),
+        ('{"values": {"DEMO_CALLS": {}}}', "DEMO_CALLS is not a class"),
+        ('{"values": {"Emitter": {}}}', "Emitter cannot be built from JSON"),
+        ('{"values": {"Shop": {"name": 1}}}', "name: expected string"),
+    ],
+)
+def test_a_bad_context_is_reported(
+    context: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run("call", f"{DEMO}:demo_toolkit", "pick", "--context", context)[0] == 2
+    assert message in capsys.readouterr().err
+
+
+def test_dash_reads_the_arguments_from_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO('{"option": "a"}\n'))
+    status, text = run("call", f"{DEMO}:demo_toolkit", "pick", "-")
+    assert status == 0
+    assert orjson.loads(text)["output"][0]["text"] == "picked a"
+
+
+def test_arguments_default_to_an_empty_object_and_extra_words_are_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, text = run("call", f"{DEMO}:demo_toolkit", "pick")
+    assert status == 1
+    assert "missing_property" in orjson.loads(text)["output"][0]["text"]
+    with pytest.raises(SystemExit):
+        run("call", f"{DEMO}:demo_toolkit", "pick", "--id", "x", "{}", "extra")
+    assert "unrecognized arguments: {} extra" in capsys.readouterr().err
+
+
+# -- what a target may be -------------------------------------------------------------------------
+
+
+def write_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> str:
+    name = f"cli_target_{tmp_path.name}"  # unique: a test's tmp_path is its own
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return name
+
+
+FACTORIES = """
+from ferrotool import Toolkit, tool
+
+CALLS = []
+
+@tool
+def hello(name: str) -> str:
+    return f"hello {name}"
+
+class Tools:
+    @tool
+    def bye(self, name: str) -> str:
+        return f"bye {name}"
+
+def make_toolkit(strict=True):
+    CALLS.append("make_toolkit")
+    toolkit = Toolkit()
+    toolkit.register(hello)
+    return toolkit
+
+def make_tools():
+    return Tools()
+
+def make_nothing():
+    return "not tools"
+
+def shout(text: str):
+    CALLS.append("shout")
+    return text.upper()
+
+def now() -> str:
+    CALLS.append("now")
+    return "noon"
+"""
+
+
+def test_a_factory_without_a_return_annotation_is_called(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = write_module(tmp_path, monkeypatch, FACTORIES)
+    status, text = run("call", f"{module}:make_toolkit", "hello", '{"name": "Ada"}')
+    assert status == 0, text
+    assert orjson.loads(text)["output"][0]["text"] == "hello Ada"
+    # What a factory returns may also be anything `register` takes.
+    status, text = run("schema", f"{module}:make_tools")
+    assert [entry["function"]["name"] for entry in orjson.loads(text)] == ["bye"]
+    assert run("schema", f"{module}:make_nothing")[0] == 2
+    assert "called as a toolkit factory" in capsys.readouterr().err
+
+
+def test_functions_that_need_arguments_or_are_annotated_are_tools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = write_module(tmp_path, monkeypatch, FACTORIES)
+    status, text = run("call", f"{module}:shout", "shout", '{"text": "hi"}')
+    assert status == 0, text
+    assert orjson.loads(text)["output"][0]["text"] == "HI"
+    status, text = run("schema", f"{module}:now")
+    assert [entry["function"]["name"] for entry in orjson.loads(text)] == ["now"]
+    assert sys.modules[module].CALLS == ["shout"]
+
+
+# -- the demo -------------------------------------------------------------------------------------
+
+
 def test_demo_runs_every_kind_of_call() -> None:
     status, text = run("demo", "--repeats", "5")
     assert status == 0
@@ -68,6 +256,19 @@ def test_demo_runs_every_kind_of_call() -> None:
         assert expected in text
 
 
+def test_demo_without_repeats_runs_each_call_once_untimed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, text = run("demo", "--repeats", "0")
+    assert status == 0
+    assert "median" not in text
+    assert text.count("   state success\n") == 3
+    assert "valid, async, injected context" in text
+    with pytest.raises(SystemExit):
+        run("demo", "--repeats", "-1")
+    assert "expected a count (0 or more)" in capsys.readouterr().err
+
+
 def test_console_script_entry_point() -> None:
     done = subprocess.run(
         [
@@ -77,8 +278,9 @@ def test_console_script_entry_point() -> None:
             "call",
             f"{DEMO}:get_weather",
             "get_weather",
-            '{"city": "Oslo"}',
+            "-",
         ],
+        input='{"city": "Oslo"}',
         capture_output=True,
         text=True,
         check=False,
