@@ -27,6 +27,7 @@ asking), and read-only tools run without asking.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Protocol, runtime_checkable
 
 from ferrotool._permissions.decisions import (
@@ -83,8 +84,23 @@ async def decide(
         own_check: Whether the tool's ``check_permissions`` is its own (else it is not called:
             the default has no opinion).
     """
-    name = tool.spec.name
     checked = tool if isinstance(tool, Checked) else None
+    decision = await _decide(tool, checked, tool_input, context, own_check)
+    if decision.behavior is PermissionBehavior.ASK and not decision.suggested_rules:
+        # Every ask offers the person rules to stop being asked.
+        suggestions = _suggestions(checked, tool.spec.name, tool_input)
+        return dataclasses.replace(decision, suggested_rules=suggestions)
+    return decision
+
+
+async def _decide(
+    tool: Subject,
+    checked: Checked | None,
+    tool_input: object,
+    context: PermissionContext,
+    own_check: bool,
+) -> PermissionDecision:
+    name = tool.spec.name
     state = context.state
     if state.is_trivial:
         if checked is None or not own_check:
@@ -101,9 +117,7 @@ async def decide(
     for rule in state.ask_rules.get(name, ()):
         if _matches(rule, checked, tool_input):
             return PermissionDecision.ask(
-                f"Permission required for {name}",
-                reason=_rule_reason(rule),
-                suggested_rules=_suggestions(checked, name, tool_input),
+                f"Permission required for {name}", reason=_rule_reason(rule)
             )
     own = None
     if checked is not None and own_check:
@@ -111,13 +125,7 @@ async def decide(
         if own.behavior is PermissionBehavior.DENY:
             return own
         if own.behavior is PermissionBehavior.ASK and _is_safety(own):
-            if own.suggested_rules:
-                return own
-            return PermissionDecision.ask(
-                own.message,
-                reason=own.reason,
-                suggested_rules=_suggestions(checked, name, tool_input),
-            )
+            return own
     read_only = tool.spec.read_only
     mode = state.mode
     if mode is PermissionMode.EXPLORE:
@@ -158,11 +166,7 @@ async def decide(
             f"Permission denied for {name} (dont_ask mode - user not available)",
             reason="User is not available to answer permission prompts",
         )
-    return PermissionDecision.ask(
-        f"Permission required for {name}",
-        reason=f"Mode: {mode.value}",
-        suggested_rules=_suggestions(checked, name, tool_input),
-    )
+    return PermissionDecision.ask(f"Permission required for {name}", reason=f"Mode: {mode.value}")
 
 
 _GRANTED_TRIVIAL = PermissionDecision.allow("allowed: no permission rules apply to this session")

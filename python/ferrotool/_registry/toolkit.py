@@ -14,7 +14,6 @@ import functools
 import threading
 import types
 from collections.abc import (
-    AsyncIterator,
     Callable,
     Coroutine,
     Iterable,
@@ -26,10 +25,11 @@ from typing import Any, cast, final
 
 from ferrotool import _core
 from ferrotool._execution.batch import ToolBatch
-from ferrotool._execution.events import EventSink, ToolEvent
+from ferrotool._execution.events import EventSink
 from ferrotool._execution.pipeline import ResultSink, compile_tool
 from ferrotool._execution.resume import Reply
 from ferrotool._execution.runner import Middleware, Runner, ToolkitConfig
+from ferrotool._execution.stream import EventStream
 from ferrotool._registry.listing import ToolLists
 from ferrotool._registry.table import Table, TableCaches
 from ferrotool._registry.view import ToolView
@@ -274,7 +274,7 @@ class _ToolSet(_core.ToolCaller, ToolLists):
         config: ExecutionConfig | None = None,
         parallel: bool = True,
         on_event: EventSink | None = None,
-    ) -> AsyncIterator[ToolEvent]:
+    ) -> EventStream:
         """`ToolView.stream_tools` in the default view."""
         return self._view_for(context).stream_tools(
             calls, context, agent=agent, config=config, parallel=parallel, on_event=on_event

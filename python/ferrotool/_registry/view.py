@@ -9,9 +9,8 @@ table per set of active groups). Nothing in a view can change the registry or an
 from __future__ import annotations
 
 import functools
-import math
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Coroutine, Iterator, Sequence
+from collections.abc import Awaitable, Coroutine, Iterator, Sequence
 from typing import Any, Final, final
 
 import anyio
@@ -19,7 +18,7 @@ import anyio
 from ferrotool._execution import outcomes
 from ferrotool._execution.batch import ToolBatch, run_batch
 from ferrotool._execution.compiled import CompiledTool, Invoke
-from ferrotool._execution.events import EventSink, ToolEvent
+from ferrotool._execution.events import EventSink
 from ferrotool._execution.middleware import compose
 from ferrotool._execution.pipeline import (
     CallScope,
@@ -31,6 +30,7 @@ from ferrotool._execution.pipeline import (
 )
 from ferrotool._execution.resume import Reply, resume
 from ferrotool._execution.runner import Middleware, Runner, ToolkitConfig
+from ferrotool._execution.stream import EventStream
 from ferrotool._registry.listing import ToolLists
 from ferrotool._registry.table import Table
 from ferrotool._requests.config import ToolRequestConfig
@@ -301,7 +301,7 @@ class ToolView(ToolLists):
             self, calls, context, agent=agent, config=config, parallel=parallel, on_event=on_event
         )
 
-    async def stream_tools(
+    def stream_tools(
         self,
         calls: Sequence[ToolUseBlock],
         context: RuntimeContext | None = None,
@@ -310,40 +310,22 @@ class ToolView(ToolLists):
         config: ExecutionConfig | None = None,
         parallel: bool = True,
         on_event: EventSink | None = None,
-    ) -> AsyncIterator[ToolEvent]:
+    ) -> EventStream:
         """`call_tools` as an async iterator of its events, as they happen.
 
-        Stop iterating (or close the iterator) to cancel the batch. A consumer cancelled
-        mid-stream cannot be handed further events: the ``INTERRUPTED`` results of the calls
-        that were running then go to ``on_event``, if given.
+        Use it as ``async with view.stream_tools(calls) as events: async for event in
+        events: ...`` (or close it: leaving the ``async with`` or calling ``aclose`` cancels
+        what is still running). A consumer cancelled mid-stream cannot be handed further
+        events: the ``INTERRUPTED`` results of the calls that were running then go to
+        ``on_event``, if given.
         """
-        send, receive = anyio.create_memory_object_stream[ToolEvent](math.inf)
 
-        def both(event: ToolEvent) -> None:
-            send.send_nowait(event)
-            if on_event is not None:
-                on_event(event)
+        def start(sink: EventSink) -> Awaitable[ToolBatch]:
+            return run_batch(
+                self, calls, context, agent=agent, config=config, parallel=parallel, on_event=sink
+            )
 
-        async def run() -> None:
-            with send:
-                await run_batch(
-                    self,
-                    calls,
-                    context,
-                    agent=agent,
-                    config=config,
-                    parallel=parallel,
-                    on_event=both,
-                )
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(run)
-            try:
-                with receive:
-                    async for event in receive:
-                        yield event
-            finally:
-                group.cancel_scope.cancel()
+        return EventStream(start, on_event)
 
     async def resume(
         self,
