@@ -10,8 +10,9 @@ use super::node::{
     Applicators, ArrayKeywords, DynamicRef, Enumeration, Node, NodeId, NumberKeywords,
     ObjectKeywords, Resource, Schema, StringKeywords, types,
 };
+use super::options::{Options, SchemaError};
 use super::regex::Pattern;
-use super::{Options, SchemaError, meta, uri};
+use super::{meta, uri};
 use crate::formats::Format;
 use crate::json::{Instance, Number};
 

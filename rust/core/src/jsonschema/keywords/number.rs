@@ -1,15 +1,15 @@
 //! Numeric bounds and `multipleOf`, exact across integer and float representations.
 use std::cmp::Ordering;
 
-use super::describe::{describe, number_text};
-use super::node::NumberKeywords;
-use super::validate::{Ctx, fail};
 use crate::error::ErrorCode;
 use crate::json::{Instance, Number};
+use crate::jsonschema::context::{Context, fail};
+use crate::jsonschema::describe::{describe, number_text};
+use crate::jsonschema::node::NumberKeywords;
 
 /// Validates a number against the numeric keywords.
 pub(crate) fn validate<I: Instance>(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Context<'_>,
     keywords: &NumberKeywords,
     instance: &I,
 ) -> bool {

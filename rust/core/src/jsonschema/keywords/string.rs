@@ -1,13 +1,13 @@
 //! `minLength`, `maxLength` (in code points), `pattern` and asserted `format`.
-use super::describe::describe;
-use super::node::StringKeywords;
-use super::validate::{Ctx, fail};
 use crate::error::{ErrorCode, describe_str};
 use crate::json::Instance;
+use crate::jsonschema::context::{Context, fail};
+use crate::jsonschema::describe::describe;
+use crate::jsonschema::node::StringKeywords;
 
 /// Validates a string value against the string keywords.
 pub(crate) fn validate<I: Instance>(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Context<'_>,
     keywords: &StringKeywords,
     instance: &I,
 ) -> bool {
