@@ -1,8 +1,8 @@
-//! `JsonSchemaValidator`: any JSON Schema draft 2020-12 document, compiled once, validating
-//! Python values in place or raw JSON.
+//! `JsonSchemaValidator`: any JSON Schema document of drafts 2020-12, 2019-09, 7 or 4, compiled
+//! once, validating Python values in place or raw JSON.
 use ferrotool_core::error::{ErrorCode, Limits, LineError, PathItem};
 use ferrotool_core::json::Instance;
-use ferrotool_core::jsonschema::{Coercion, Options, SchemaValidator};
+use ferrotool_core::jsonschema::{Coercion, Draft, Options, SchemaValidator};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
@@ -13,7 +13,7 @@ use crate::errors::{error_details, validation_error};
 use crate::instance::{PyInstance, python_to_value};
 use crate::typed::{check_max_depth, input_bytes, json_error, too_large};
 
-/// A compiled JSON Schema (draft 2020-12).
+/// A compiled JSON Schema (drafts 2020-12, 2019-09, 7 and 4).
 #[pyclass(name = "JsonSchemaValidator", module = "ferrotool._core", frozen)]
 pub(crate) struct PySchemaValidator {
     inner: SchemaValidator,
@@ -145,9 +145,11 @@ fn locate<'v>(value: &'v mut Value, path: &[PathItem]) -> Option<&'v mut Value> 
 #[pymethods]
 impl PySchemaValidator {
     #[new]
-    #[pyo3(signature = (schema, *, resources=None, lenient=false, assert_formats=false, max_depth=128, max_bytes=8_388_608, max_errors=20))]
+    #[pyo3(signature = (schema, *, draft="draft2020-12", resources=None, lenient=false, assert_formats=false, max_depth=128, max_bytes=8_388_608, max_errors=20))]
+    #[allow(clippy::too_many_arguments)] // The Python signature's keyword arguments.
     fn new(
         schema: &Bound<'_, PyAny>,
+        draft: &str,
         resources: Option<&Bound<'_, PyDict>>,
         lenient: bool,
         assert_formats: bool,
@@ -156,6 +158,11 @@ impl PySchemaValidator {
         max_errors: usize,
     ) -> PyResult<Self> {
         check_max_depth(max_depth)?;
+        let draft = Draft::from_name(draft).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown draft {draft:?}: expected \"draft2020-12\", \"draft2019-09\", \"draft7\" or \"draft4\""
+            ))
+        })?;
         let schema = schema_value(schema)?;
         let mut documents = Vec::new();
         if let Some(resources) = resources {
@@ -166,6 +173,7 @@ impl PySchemaValidator {
         let options = Options {
             lenient,
             assert_formats,
+            draft,
             limits: Limits {
                 max_depth,
                 max_bytes,
@@ -237,6 +245,12 @@ impl PySchemaValidator {
     #[getter]
     fn assert_formats(&self) -> bool {
         self.inner.options().assert_formats
+    }
+
+    /// The draft of a document without `$schema` (its `$schema`, when present, wins).
+    #[getter]
+    fn draft(&self) -> &'static str {
+        self.inner.options().draft.name()
     }
 }
 

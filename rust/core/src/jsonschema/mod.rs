@@ -30,7 +30,7 @@ use crate::json::Instance;
 use compile::Compiled;
 pub use context::Coercion;
 use context::Context;
-pub use options::{Options, SchemaError};
+pub use options::{Draft, Options, SchemaError};
 use validate::validate_node;
 
 /// A compiled schema, cheap to clone and share between threads.
