@@ -113,8 +113,10 @@ class JsonSchemaValidator:
         draft: The draft of a document without ``$schema``.
         resources: Other schema documents by absolute URI, for ``$ref`` to them.
         lenient: Accept strings that read as the integer, number or boolean wanted.
-        assert_formats: Check ``format`` (date-time, date, time, duration, uuid, email, ipv4,
-            ipv6, hostname, uri, regex) instead of treating it as an annotation.
+        assert_formats: Check ``format`` (date-time, date, time, duration, uuid, email,
+            idn-email, ipv4, ipv6, hostname, idn-hostname, uri, uri-reference, iri,
+            iri-reference, uri-template, json-pointer, relative-json-pointer, regex) instead of
+            treating it as an annotation; unknown formats pass.
         max_depth: Deepest nesting accepted (``nesting_too_deep`` beyond).
         max_bytes: Largest raw JSON accepted by the ``*_json`` methods (``input_too_large``).
         max_errors: Errors collected before validation stops.

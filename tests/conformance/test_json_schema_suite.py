@@ -49,6 +49,7 @@ class Run:
 
 RUNS = (
     Run("draft2020-12", "draft2020-12", total=1299),
+    Run("draft2020-12/optional", "draft2020-12", deep=True, assert_formats=True, total=926),
     Run("draft2019-09", "draft2019-09", total=1259),
     Run("draft7", "draft7", total=927),
     Run("draft4", "draft4", total=618),

@@ -232,7 +232,6 @@ fn draft2020_12_required() {
 }
 
 #[test]
-#[ignore = "formats come next"]
 fn draft2020_12_optional_with_formats() {
     let options = Options {
         assert_formats: true,

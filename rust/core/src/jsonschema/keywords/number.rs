@@ -165,6 +165,47 @@ fn format_exp(value: f64, buffer: &mut [u8; 40]) -> Option<&str> {
     std::str::from_utf8(buffer.get(..end)?).ok()
 }
 
+/// True when the decimal `value` is an integer multiple of the decimal `divisor`, exactly and
+/// whatever their exponents (`1e308` is a multiple of `0.5`).
+fn decimal_multiple(value: &Decimal, divisor: &Decimal) -> bool {
+    if value.digits == 0 {
+        return true;
+    }
+    if divisor.digits == 0 {
+        return false;
+    }
+    if value.exponent >= divisor.exponent {
+        // value / divisor = (a / b) * 10^k: an integer when b / gcd(a, b) divides 10^k, that is
+        // when it has no prime factors but at most k twos and k fives.
+        let k = value.exponent.abs_diff(divisor.exponent);
+        let mut rest = divisor.digits / gcd(value.digits, divisor.digits);
+        for prime in [2, 5] {
+            let mut count = 0;
+            while rest.is_multiple_of(prime) && count < k {
+                rest /= prime;
+                count += 1;
+            }
+        }
+        rest == 1
+    } else {
+        // value / divisor = a / (b * 10^k): a divisor beyond u128 exceeds any `a`.
+        let k = value.exponent.abs_diff(divisor.exponent);
+        10u128
+            .checked_pow(k)
+            .and_then(|scale| divisor.digits.checked_mul(scale))
+            .is_some_and(|scaled| value.digits.is_multiple_of(scaled))
+    }
+}
+
+const fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        let rest = a % b;
+        a = b;
+        b = rest;
+    }
+    a
+}
+
 /// True when `value` is an integer multiple of `divisor` (which is positive).
 pub(crate) fn is_multiple(value: Number, divisor: Number) -> bool {
     let integer = |n: Number| match n {
@@ -180,18 +221,7 @@ pub(crate) fn is_multiple(value: Number, divisor: Number) -> bool {
         return true;
     }
     if let (Some(v), Some(d)) = (exact_decimal(value), exact_decimal(divisor)) {
-        if d.digits == 0 {
-            return false;
-        }
-        // Scale both to the smaller exponent; fall back to floats if that overflows.
-        let shift = |x: &Decimal, to: i32| -> Option<u128> {
-            let by = u32::try_from(x.exponent - to).ok()?;
-            x.digits.checked_mul(10u128.checked_pow(by)?)
-        };
-        let base = v.exponent.min(d.exponent);
-        if let (Some(sv), Some(sd)) = (shift(&v, base), shift(&d, base)) {
-            return sv % sd == 0;
-        }
+        return decimal_multiple(&v, &d);
     }
     let quotient = v / d;
     quotient.is_finite() && quotient.fract() == 0.0
@@ -210,6 +240,8 @@ mod tests {
         assert!(!is_multiple(Number::F64(1e308), Number::F64(0.123_456_789)));
         assert!(is_multiple(Number::I64(12_391_239_123), Number::F64(1e-8)));
         assert!(is_multiple(Number::I64(10), Number::I64(5)));
+        assert!(is_multiple(Number::F64(1e308), Number::F64(0.5)));
+        assert!(!is_multiple(Number::F64(1e-300), Number::F64(3e-300)));
         // An integer is exact, not its nearest float's shortest digits.
         assert!(!is_multiple(
             Number::I64(-1_729_382_256_910_270_464),
