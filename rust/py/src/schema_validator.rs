@@ -13,6 +13,12 @@ use crate::errors::{error_details, validation_error};
 use crate::instance::{PyInstance, python_to_value};
 use crate::typed::{check_max_depth, input_bytes, json_error, too_large};
 
+/// Raw JSON at least this long is validated with the interpreter released: the parsed value is
+/// Rust data, and its strings may be long enough for pattern matching to take a while (each match
+/// is linear in its input, or bounded by the backtracking budget). A Python value is read in
+/// place, which needs the interpreter, so its walk keeps it.
+const DETACH_BYTES: usize = 16 * 1024;
+
 /// A compiled JSON Schema (drafts 2020-12, 2019-09, 7 and 4).
 #[pyclass(name = "JsonSchemaValidator", module = "ferrotool._core", frozen)]
 pub(crate) struct PySchemaValidator {
@@ -32,7 +38,9 @@ fn schema_value(schema: &Bound<'_, PyAny>) -> PyResult<Value> {
 }
 
 impl PySchemaValidator {
-    fn parse_json(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Value> {
+    /// The parsed value, and whether it is long enough to validate with the interpreter
+    /// released ([`DETACH_BYTES`]).
+    fn parse_json(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<(Value, bool)> {
         let raw = input_bytes(data)?;
         let limits = &self.inner.options().limits;
         if raw.len() > limits.max_bytes {
@@ -42,7 +50,7 @@ impl PySchemaValidator {
             return Err(validation_error(py, vec![too_deep(limits.max_depth)]));
         }
         match jiter::JsonValue::parse(raw, false) {
-            Ok(value) => Ok(jiter_to_value(&value)),
+            Ok(value) => Ok((jiter_to_value(&value), raw.len() >= DETACH_BYTES)),
             Err(error) => {
                 let position = error.get_position(raw);
                 let error_type = jiter::JiterErrorType::JsonError(error.error_type);
@@ -213,25 +221,30 @@ impl PySchemaValidator {
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let mut value = self.parse_json(py, data)?;
-        if self.inner.options().lenient {
-            let coercions = self
-                .inner
-                .validate_lenient(&&value)
-                .map_err(|errors| validation_error(py, errors))?;
-            apply_coercions(&mut value, coercions);
+        let (mut value, detach) = self.parse_json(py, data)?;
+        let inner = &self.inner;
+        let check = |value: &Value| {
+            if inner.options().lenient {
+                inner.validate_lenient(&value)
+            } else {
+                inner.validate(&value).map(|()| Vec::new())
+            }
+        };
+        let outcome = if detach {
+            py.detach(|| check(&value))
         } else {
-            self.inner
-                .validate(&&value)
-                .map_err(|errors| validation_error(py, errors))?;
-        }
+            check(&value)
+        };
+        let coercions = outcome.map_err(|errors| validation_error(py, errors))?;
+        apply_coercions(&mut value, coercions);
         crate::typed::value_to_python(py, &value)
     }
 
     /// True when raw JSON parses and is valid.
     fn is_valid_json(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<bool> {
         match self.parse_json(py, data) {
-            Ok(value) => Ok(self.inner.is_valid(&&value)),
+            Ok((value, true)) => Ok(py.detach(|| self.inner.is_valid(&&value))),
+            Ok((value, false)) => Ok(self.inner.is_valid(&&value)),
             Err(error) if error.is_instance_of::<crate::errors::ValidationError>(py) => Ok(false),
             Err(error) => Err(error),
         }

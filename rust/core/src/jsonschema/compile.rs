@@ -11,10 +11,10 @@ use super::node::{
     ObjectKeywords, Resource, Schema, StringKeywords, types,
 };
 use super::options::{Draft, Options, SchemaError};
-use super::regex::Pattern;
 use super::{meta, uri};
 use crate::formats::Format;
 use crate::json::{Instance, Number};
+use crate::pattern::Pattern;
 
 /// Base URI of a document that has no `$id`.
 const DEFAULT_BASE: &str = "json-schema:///";

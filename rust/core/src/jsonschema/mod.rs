@@ -16,7 +16,6 @@ mod keywords;
 mod meta;
 mod node;
 mod options;
-mod regex;
 mod uri;
 mod validate;
 

@@ -136,7 +136,7 @@ fn collect_schema<I: Instance>(
                         || object
                             .pattern_properties
                             .iter()
-                            .any(|(pattern, _)| pattern.is_match(key))
+                            .any(|(pattern, _)| pattern.is_match(key) == Ok(true))
                     {
                         *mark = true;
                     }

@@ -137,9 +137,23 @@ pub(crate) fn validate<I: Instance>(
                 check!(ctx, valid, ctx.child(Step::Key(key), id, &value));
             }
             for (pattern, id) in &keywords.pattern_properties {
-                if pattern.is_match(key) {
-                    matched = true;
-                    check!(ctx, valid, ctx.child(Step::Key(key), *id, &value));
+                match pattern.is_match(key) {
+                    Ok(true) => {
+                        matched = true;
+                        check!(ctx, valid, ctx.child(Step::Key(key), *id, &value));
+                    }
+                    Ok(false) => {}
+                    Err(too_complex) => {
+                        matched = true;
+                        fail_at!(
+                            ctx,
+                            valid,
+                            Step::Key(key),
+                            ErrorCode::PatternTooComplex,
+                            format!("a name matched by {} ({too_complex})", pattern.source()),
+                            property_text(key)
+                        );
+                    }
                 }
             }
             if matched {

@@ -52,16 +52,24 @@ pub(crate) fn validate<I: Instance>(
             );
         }
     }
-    if let Some(pattern) = &keywords.pattern
-        && !pattern.is_match(&text)
-    {
-        fail!(
-            ctx,
-            valid,
-            ErrorCode::PatternMismatch,
-            format!("matching {}", pattern.source),
-            describe(instance)
-        );
+    if let Some(pattern) = &keywords.pattern {
+        match pattern.is_match(&text) {
+            Ok(true) => {}
+            Ok(false) => fail!(
+                ctx,
+                valid,
+                ErrorCode::PatternMismatch,
+                format!("matching {}", pattern.source()),
+                describe(instance)
+            ),
+            Err(too_complex) => fail!(
+                ctx,
+                valid,
+                ErrorCode::PatternTooComplex,
+                format!("matching {} ({too_complex})", pattern.source()),
+                describe(instance)
+            ),
+        }
     }
     if let Some(format) = keywords.format
         && !format.check(&text)
