@@ -5,7 +5,7 @@ use ferrotool_core::json::Instance;
 use ferrotool_core::jsonschema::{Coercion, Draft, Options, SchemaValidator};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::Value;
 
 use crate::borrowed;
@@ -38,9 +38,11 @@ fn schema_value(schema: &Bound<'_, PyAny>) -> PyResult<Value> {
 }
 
 impl PySchemaValidator {
-    /// The parsed value, and whether it is long enough to validate with the interpreter
-    /// released ([`DETACH_BYTES`]).
-    fn parse_json(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<(Value, bool)> {
+    /// Parses raw JSON: as a `serde_json` value with whether it is long enough to validate with
+    /// the interpreter released ([`DETACH_BYTES`]), or, when it holds an integer beyond 64 bits
+    /// (which `serde_json` cannot keep exact), as Python objects. A number beyond a float's range
+    /// (`1e400`) is refused.
+    fn parse_json<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Parsed<'py>> {
         let raw = input_bytes(data)?;
         let limits = &self.inner.options().limits;
         if raw.len() > limits.max_bytes {
@@ -50,7 +52,18 @@ impl PySchemaValidator {
             return Err(validation_error(py, vec![too_deep(limits.max_depth)]));
         }
         match jiter::JsonValue::parse(raw, false) {
-            Ok(value) => Ok((jiter_to_value(&value), raw.len() >= DETACH_BYTES)),
+            Ok(value) => {
+                let mut wide = Wide::default();
+                let plain = jiter_to_value(&value, &mut wide);
+                if wide.overflow {
+                    let path = overflow_path(&value).unwrap_or_default();
+                    return Err(validation_error(py, vec![out_of_range(path)]));
+                }
+                if wide.big {
+                    return Ok(Parsed::Python(jiter_to_python(py, &value)?));
+                }
+                Ok(Parsed::Plain(plain, raw.len() >= DETACH_BYTES))
+            }
             Err(error) => {
                 let position = error.get_position(raw);
                 let error_type = jiter::JiterErrorType::JsonError(error.error_type);
@@ -95,30 +108,142 @@ fn nesting_exceeds(raw: &[u8], max_depth: u16) -> bool {
     false
 }
 
-/// A parsed value as `serde_json::Value` (the parse bounded its depth).
-fn jiter_to_value(value: &jiter::JsonValue<'_>) -> Value {
+/// Raw JSON parsed for validation.
+enum Parsed<'py> {
+    /// A `serde_json` value, and whether to validate it with the interpreter released.
+    Plain(Value, bool),
+    /// Python objects, for input with integers beyond 64 bits (read exactly as Python `int`s).
+    Python(Bound<'py, PyAny>),
+}
+
+/// What [`jiter_to_value`] met that a `serde_json` value cannot hold.
+#[derive(Default)]
+struct Wide {
+    /// An integer beyond 64 bits.
+    big: bool,
+    /// A number beyond a float's range.
+    overflow: bool,
+}
+
+/// A parsed value as `serde_json::Value` (the parse bounded its depth); what it cannot hold
+/// exactly is noted in `wide` (and left as `null`, for the caller to read otherwise).
+fn jiter_to_value(value: &jiter::JsonValue<'_>, wide: &mut Wide) -> Value {
     match value {
         jiter::JsonValue::Null => Value::Null,
         jiter::JsonValue::Bool(flag) => Value::Bool(*flag),
         jiter::JsonValue::Int(number) => Value::from(*number),
-        jiter::JsonValue::BigInt(number) => number
-            .to_string()
-            .parse::<f64>()
-            .ok()
-            .and_then(serde_json::Number::from_f64)
-            .map_or(Value::Null, Value::Number),
-        jiter::JsonValue::Float(number) => {
-            serde_json::Number::from_f64(*number).map_or(Value::Null, Value::Number)
+        jiter::JsonValue::BigInt(number) => {
+            if let Ok(number) = u64::try_from(number) {
+                return Value::from(number);
+            }
+            wide.big = true;
+            Value::Null
         }
+        jiter::JsonValue::Float(number) => serde_json::Number::from_f64(*number).map_or_else(
+            || {
+                wide.overflow = true;
+                Value::Null
+            },
+            Value::Number,
+        ),
         jiter::JsonValue::Str(text) => Value::String(text.to_string()),
-        jiter::JsonValue::Array(items) => Value::Array(items.iter().map(jiter_to_value).collect()),
+        jiter::JsonValue::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| jiter_to_value(item, wide))
+                .collect(),
+        ),
         jiter::JsonValue::Object(entries) => Value::Object(
             entries
                 .iter()
-                .map(|(key, item)| (key.to_string(), jiter_to_value(item)))
+                .map(|(key, item)| (key.to_string(), jiter_to_value(item, wide)))
                 .collect(),
         ),
     }
+}
+
+/// A parsed value as Python objects, integers of any size exact (the parse bounded its depth).
+fn jiter_to_python<'py>(
+    py: Python<'py>,
+    value: &jiter::JsonValue<'_>,
+) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        jiter::JsonValue::Null => py.None().into_bound(py),
+        jiter::JsonValue::Bool(flag) => PyBool::new(py, *flag).to_owned().into_any(),
+        jiter::JsonValue::Int(number) => number.into_pyobject(py)?.into_any(),
+        jiter::JsonValue::BigInt(number) => {
+            // Hexadecimal text: exact, and free of the interpreter's limit on decimal digits.
+            let int = py.get_type::<PyInt>();
+            int.call1((format!("{number:x}"), 16))?
+        }
+        jiter::JsonValue::Float(number) => PyFloat::new(py, *number).into_any(),
+        jiter::JsonValue::Str(text) => PyString::new(py, text).into_any(),
+        jiter::JsonValue::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items.iter() {
+                list.append(jiter_to_python(py, item)?)?;
+            }
+            list.into_any()
+        }
+        jiter::JsonValue::Object(entries) => {
+            let dict = PyDict::new(py);
+            for (key, item) in entries.iter() {
+                dict.set_item(key.as_ref(), jiter_to_python(py, item)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// The path of the first number beyond a float's range.
+fn overflow_path(value: &jiter::JsonValue<'_>) -> Option<Vec<PathItem>> {
+    match value {
+        jiter::JsonValue::Float(number) if !number.is_finite() => Some(Vec::new()),
+        jiter::JsonValue::Array(items) => items.iter().enumerate().find_map(|(index, item)| {
+            let mut path = overflow_path(item)?;
+            path.insert(0, PathItem::Index(index));
+            Some(path)
+        }),
+        jiter::JsonValue::Object(entries) => entries.iter().find_map(|(key, item)| {
+            let mut path = overflow_path(item)?;
+            path.insert(0, PathItem::Key(key.as_ref().into()));
+            Some(path)
+        }),
+        _ => None,
+    }
+}
+
+/// A number beyond a float's range is refused rather than read as something else.
+fn out_of_range(path: Vec<PathItem>) -> LineError {
+    LineError::new(
+        ErrorCode::InvalidValue,
+        path,
+        "a number within a 64-bit float's range",
+        "a number beyond it",
+    )
+}
+
+/// Applies lenient coercions to Python containers, in place.
+fn apply_python_coercions(value: &Bound<'_, PyAny>, coercions: Vec<Coercion>) -> PyResult<()> {
+    let py = value.py();
+    for coercion in coercions {
+        let Some((last, parents)) = coercion.path.split_last() else {
+            continue;
+        };
+        let mut target = value.clone();
+        for step in parents {
+            target = match step {
+                PathItem::Key(key) => target.get_item(&**key)?,
+                PathItem::Index(index) => target.get_item(*index)?,
+            };
+        }
+        let replacement = crate::typed::value_to_python(py, &coercion.value)?;
+        match last {
+            PathItem::Key(key) => target.set_item(&**key, replacement)?,
+            PathItem::Index(index) => target.set_item(*index, replacement)?,
+        }
+    }
+    Ok(())
 }
 
 fn too_deep(max_depth: u16) -> LineError {
@@ -221,7 +346,19 @@ impl PySchemaValidator {
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (mut value, detach) = self.parse_json(py, data)?;
+        let (mut value, detach) = match self.parse_json(py, data)? {
+            Parsed::Plain(value, detach) => (value, detach),
+            Parsed::Python(value) => {
+                let coercions = if self.inner.options().lenient {
+                    self.validate_python_lenient(&value)
+                } else {
+                    self.check_python(&value).map(|()| Vec::new())
+                }
+                .map_err(|errors| validation_error(py, errors))?;
+                apply_python_coercions(&value, coercions)?;
+                return Ok(value);
+            }
+        };
         let inner = &self.inner;
         let check = |value: &Value| {
             if inner.options().lenient {
@@ -243,8 +380,9 @@ impl PySchemaValidator {
     /// True when raw JSON parses and is valid.
     fn is_valid_json(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<bool> {
         match self.parse_json(py, data) {
-            Ok((value, true)) => Ok(py.detach(|| self.inner.is_valid(&&value))),
-            Ok((value, false)) => Ok(self.inner.is_valid(&&value)),
+            Ok(Parsed::Plain(value, true)) => Ok(py.detach(|| self.inner.is_valid(&&value))),
+            Ok(Parsed::Plain(value, false)) => Ok(self.inner.is_valid(&&value)),
+            Ok(Parsed::Python(value)) => Ok(self.is_valid(&value)),
             Err(error) if error.is_instance_of::<crate::errors::ValidationError>(py) => Ok(false),
             Err(error) => Err(error),
         }
@@ -268,6 +406,15 @@ impl PySchemaValidator {
 }
 
 impl PySchemaValidator {
+    /// Lenient validation of a Python value, with the coercions to apply.
+    fn validate_python_lenient(
+        &self,
+        instance: &Bound<'_, PyAny>,
+    ) -> Result<Vec<Coercion>, Vec<LineError>> {
+        borrowed::walk(instance, |value| self.inner.validate_lenient(value))
+            .unwrap_or_else(|| self.inner.validate_lenient(&PyInstance(instance.clone())))
+    }
+
     /// [`check`](Self::check) of a Python value, read through borrowed pointers where it can be.
     fn check_python(&self, instance: &Bound<'_, PyAny>) -> Result<(), Vec<LineError>> {
         borrowed::walk(instance, |value| self.check(value))

@@ -2,6 +2,7 @@
 //! and descend through it, never through the dispatcher itself.
 pub(crate) mod annotations;
 pub(crate) mod array;
+pub(crate) mod big_number;
 pub(crate) mod number;
 pub(crate) mod object;
 pub(crate) mod string;

@@ -1,8 +1,12 @@
 //! Numeric bounds and `multipleOf`, exact across integer and float representations.
 use std::cmp::Ordering;
 
+use super::big_number::BigNumber;
 use crate::error::ErrorCode;
 use crate::json::{Instance, Number};
+
+/// Floats from here up may stand for integers beyond 64 bits, whose exact text is asked for.
+const WIDE: f64 = 9_223_372_036_854_775_808.0;
 use crate::jsonschema::context::{Context, fail};
 use crate::jsonschema::describe::{describe, number_text};
 use crate::jsonschema::node::NumberKeywords;
@@ -13,7 +17,16 @@ pub(crate) fn validate<I: Instance>(
     keywords: &NumberKeywords,
     instance: &I,
 ) -> bool {
-    let Some(value) = instance.as_number() else {
+    let value = instance.as_number();
+    let wide = match value {
+        Some(Number::F64(float)) => float.is_nan() || float.abs() >= WIDE,
+        Some(_) => false,
+        None => true,
+    };
+    if wide && let Some(exact) = instance.number_text().as_deref().and_then(BigNumber::parse) {
+        return validate_big(ctx, keywords, instance, &exact);
+    }
+    let Some(value) = value else {
         return true;
     };
     let mut valid = true;
@@ -63,6 +76,75 @@ pub(crate) fn validate<I: Instance>(
     }
     if let Some(divisor) = keywords.multiple_of
         && !is_multiple(value, divisor)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NotMultipleOf,
+            format!("a multiple of {}", number_text(divisor)),
+            describe(instance)
+        );
+    }
+    valid
+}
+
+/// [`validate`] for a number beyond 64 bits, compared exactly.
+#[cold]
+#[inline(never)]
+fn validate_big<I: Instance>(
+    ctx: &mut Context<'_>,
+    keywords: &NumberKeywords,
+    instance: &I,
+    value: &BigNumber,
+) -> bool {
+    let mut valid = true;
+    let exact = |bound: Number| BigNumber::from_number(bound);
+    if let Some(minimum) = keywords.minimum
+        && exact(minimum).is_some_and(|bound| *value < bound)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NumberTooSmall,
+            format!("at least {}", number_text(minimum)),
+            describe(instance)
+        );
+    }
+    if let Some(minimum) = keywords.exclusive_minimum
+        && exact(minimum).is_some_and(|bound| *value <= bound)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NumberTooSmall,
+            format!("greater than {}", number_text(minimum)),
+            describe(instance)
+        );
+    }
+    if let Some(maximum) = keywords.maximum
+        && exact(maximum).is_some_and(|bound| *value > bound)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NumberTooLarge,
+            format!("at most {}", number_text(maximum)),
+            describe(instance)
+        );
+    }
+    if let Some(maximum) = keywords.exclusive_maximum
+        && exact(maximum).is_some_and(|bound| *value >= bound)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NumberTooLarge,
+            format!("less than {}", number_text(maximum)),
+            describe(instance)
+        );
+    }
+    if let Some(divisor) = keywords.multiple_of
+        && exact(divisor).is_some_and(|divisor| !value.is_multiple_of(&divisor))
     {
         fail!(
             ctx,
