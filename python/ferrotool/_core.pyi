@@ -106,7 +106,10 @@ class JsonSchemaValidator:
     The document's ``$schema`` selects its draft; ``draft`` is used when it has none. ``format``
     is an annotation unless ``assert_formats`` is true. JSON semantics: ``"5"`` is not an
     integer unless ``lenient`` is true; ``1.0`` is an integer; ``True`` is not a number.
-    ``dict`` is an object, ``list`` and ``tuple`` are arrays.
+    ``dict`` is an object, ``list`` and ``tuple`` are arrays. Integers of any size are compared
+    exactly; raw JSON numbers beyond a float's range are refused (``invalid_value``). Patterns
+    match in time linear in the string, except those with lookaround or backreferences, which
+    get a budget of backtracking steps (``pattern_too_complex`` past it).
 
     Args:
         schema: The schema as a dict or bool, or as JSON text (``str`` or ``bytes``).

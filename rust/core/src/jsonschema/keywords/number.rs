@@ -4,12 +4,12 @@ use std::cmp::Ordering;
 use super::big_number::BigNumber;
 use crate::error::ErrorCode;
 use crate::json::{Instance, Number};
-
-/// Floats from here up may stand for integers beyond 64 bits, whose exact text is asked for.
-const WIDE: f64 = 9_223_372_036_854_775_808.0;
 use crate::jsonschema::context::{Context, fail};
 use crate::jsonschema::describe::{describe, number_text};
 use crate::jsonschema::node::NumberKeywords;
+
+/// Floats from here up may stand for integers beyond 64 bits, whose exact text is asked for.
+const WIDE: f64 = 9_223_372_036_854_775_808.0;
 
 /// Validates a number against the numeric keywords.
 pub(crate) fn validate<I: Instance>(
@@ -17,18 +17,40 @@ pub(crate) fn validate<I: Instance>(
     keywords: &NumberKeywords,
     instance: &I,
 ) -> bool {
-    let value = instance.as_number();
-    let wide = match value {
-        Some(Number::F64(float)) => float.is_nan() || float.abs() >= WIDE,
-        Some(_) => false,
-        None => true,
+    let value = match instance.as_number() {
+        Some(Number::F64(float)) if float.is_nan() || float.abs() >= WIDE => {
+            return validate_wide(ctx, keywords, instance, Some(Number::F64(float)));
+        }
+        Some(value) => value,
+        None => return validate_wide(ctx, keywords, instance, None),
     };
-    if wide && let Some(exact) = instance.number_text().as_deref().and_then(BigNumber::parse) {
+    validate_number(ctx, keywords, instance, value)
+}
+
+/// A number that may stand for an integer beyond 64 bits: compared exactly when the instance
+/// gives its exact text, else as the float it is (or not at all when it has none).
+#[cold]
+#[inline(never)]
+fn validate_wide<I: Instance>(
+    ctx: &mut Context<'_>,
+    keywords: &NumberKeywords,
+    instance: &I,
+    value: Option<Number>,
+) -> bool {
+    if let Some(exact) = instance.number_text().as_deref().and_then(BigNumber::parse) {
         return validate_big(ctx, keywords, instance, &exact);
     }
-    let Some(value) = value else {
-        return true;
-    };
+    value.is_none_or(|value| validate_number(ctx, keywords, instance, value))
+}
+
+/// [`validate`] for a number read exactly as `value`.
+#[inline]
+fn validate_number<I: Instance>(
+    ctx: &mut Context<'_>,
+    keywords: &NumberKeywords,
+    instance: &I,
+    value: Number,
+) -> bool {
     let mut valid = true;
     if let Some(minimum) = keywords.minimum
         && compare(value, minimum) == Some(Ordering::Less)
@@ -89,8 +111,6 @@ pub(crate) fn validate<I: Instance>(
 }
 
 /// [`validate`] for a number beyond 64 bits, compared exactly.
-#[cold]
-#[inline(never)]
 fn validate_big<I: Instance>(
     ctx: &mut Context<'_>,
     keywords: &NumberKeywords,
