@@ -409,3 +409,19 @@ def test_draft_argument_selects_the_draft_of_a_document_without_dollar_schema() 
 def test_unknown_dollar_schema_is_an_error_naming_it() -> None:
     with pytest.raises(ValueError, match=r"unknown \$schema \"https://example.com/my-meta\""):
         JsonSchemaValidator({"$schema": "https://example.com/my-meta", "type": "string"})
+
+
+def test_format_assertion_vocabulary_asserts_formats() -> None:
+    metaschema = {
+        "$id": "https://example.com/format-assertion-meta",
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$vocabulary": {
+            "https://json-schema.org/draft/2020-12/vocab/core": True,
+            "https://json-schema.org/draft/2020-12/vocab/format-assertion": False,
+        },
+    }
+    schema = {"$schema": "https://example.com/format-assertion-meta", "format": "ipv4"}
+    validator = JsonSchemaValidator(schema, resources={metaschema["$id"]: metaschema})
+    assert validator.is_valid("127.0.0.1")
+    assert not validator.is_valid("not-an-ipv4")
+    assert JsonSchemaValidator({"format": "ipv4"}).is_valid("not-an-ipv4")  # an annotation

@@ -278,7 +278,6 @@ pub(crate) fn compile(
     }
     let mut compiler = Compiler {
         registry,
-        options,
         nodes: Vec::new(),
         memo: AHashMap::new(),
         pending: Vec::new(),
@@ -286,6 +285,7 @@ pub(crate) fn compile(
         used: Vec::new(),
         dynamic: false,
         validation_vocabulary: true,
+        assert_formats: options.assert_formats,
     };
     compiler.read_vocabularies(schema);
     let root = compiler.node_for(schema, 0);
@@ -308,9 +308,8 @@ pub(crate) fn compile(
     })
 }
 
-struct Compiler<'s, 'o> {
+struct Compiler<'s> {
     registry: Registry<'s>,
-    options: &'o Options,
     nodes: Vec<Node>,
     memo: AHashMap<usize, NodeId>,
     pending: Vec<(&'s Value, NodeId, u32)>,
@@ -319,10 +318,14 @@ struct Compiler<'s, 'o> {
     used: Vec<bool>,
     dynamic: bool,
     validation_vocabulary: bool,
+    /// `format` is an assertion: asked for in the options, or by the metaschema's vocabulary.
+    assert_formats: bool,
 }
 
-impl<'s> Compiler<'s, '_> {
-    /// Honours a custom metaschema's `$vocabulary` that leaves out the validation vocabulary.
+impl<'s> Compiler<'s> {
+    /// Honours a custom metaschema's `$vocabulary`: without the validation vocabulary its
+    /// keywords are ignored; with the format-assertion vocabulary (required or not, which only
+    /// matters to validators that do not know it) `format` is asserted.
     fn read_vocabularies(&mut self, schema: &'s Value) {
         let Some(Value::String(metaschema)) = schema.get("$schema") else {
             return;
@@ -338,6 +341,9 @@ impl<'s> Compiler<'s, '_> {
             self.validation_vocabulary = vocabularies
                 .keys()
                 .any(|name| name.ends_with("/vocab/validation"));
+            self.assert_formats |= vocabularies
+                .keys()
+                .any(|name| name.ends_with("/vocab/format-assertion"));
         }
     }
 
@@ -710,7 +716,7 @@ impl<'s> Compiler<'s, '_> {
                     string.pattern = Some(self.pattern(child, source)?);
                     uses_string = true;
                 }
-                "format" if self.options.assert_formats => {
+                "format" if self.assert_formats => {
                     if let Some(format) = child.as_str().and_then(Format::from_name) {
                         string.format = Some(format);
                         uses_string = true;
