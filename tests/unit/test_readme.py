@@ -41,3 +41,11 @@ def test_the_multi_tenant_example_keeps_sessions_apart(
         "(['search', 'reset_tools', 'db_query'], ['success'])",
         "(['search', 'reset_tools'], ['error'])",
     ]
+
+
+def test_the_model_turn_example_suspends_and_resumes(capsys: pytest.CaptureFixture[str]) -> None:
+    (turn,) = [block for block in blocks() if "call_tools" in block]
+    assert run(turn, capsys) == [
+        "['success', 'running', 'running'] confirm",
+        "[('c2', 'deployed to prod'), ('c3', 'Paris')] True",
+    ]

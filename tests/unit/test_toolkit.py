@@ -490,7 +490,12 @@ async def test_permission_checks_run_before_the_tool() -> None:
         "behavior": "ask",
         "message": "write to /home/ann?",
         "suggested_rules": [
-            {"tool_name": "guarded", "rule_content": None, "behavior": "allow", "source": "suggested"}
+            {
+                "tool_name": "guarded",
+                "rule_content": None,
+                "behavior": "allow",
+                "source": "suggested",
+            }
         ],
     }
     updated = await kit.call_tool(call("guarded", '{"path": "relative"}'), context)
