@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, NamedTuple, TypedDict
 
 import orjson
+from durations import render as render_duration
 from hypothesis import strategies as st
 
 import ferrotool
@@ -67,29 +68,6 @@ OFFSETS = st.integers(min_value=-(23 * 60 + 59), max_value=23 * 60 + 59).map(
 TIMEZONES = st.one_of(st.just(dt.UTC), OFFSETS)
 
 
-def dump_duration(value: dt.timedelta) -> str:
-    """A timedelta as ferrotool writes and reads it (``rust/core/src/duration.rs``).
-
-    ``-P...`` for a negative duration (every component negated), otherwise days, then hours,
-    minutes and seconds with up to 6 fractional digits; zero components are left out.
-    """
-    if value < dt.timedelta(0):
-        return "-" + dump_duration(-value)
-    hours, rest = divmod(value.seconds, 3600)
-    minutes, seconds = divmod(rest, 60)
-    time = ""
-    if hours:
-        time += f"{hours}H"
-    if minutes:
-        time += f"{minutes}M"
-    if value.microseconds:
-        time += f"{seconds}.{value.microseconds:06d}".rstrip("0") + "S"
-    elif seconds:
-        time += f"{seconds}S"
-    text = "P" + (f"{value.days}D" if value.days else "") + (f"T{time}" if time else "")
-    return "PT0S" if text == "P" else text
-
-
 SCALARS: list[Gen] = [
     Gen(str, TEXT, _ident, frozenset({"string"}), hashable=True, label="str"),
     Gen(int, INT64, _ident, frozenset({"number"}), hashable=True, label="int"),
@@ -111,7 +89,8 @@ SCALARS: list[Gen] = [
         frozenset({"string"}),
         label="time",
     ),
-    Gen(dt.timedelta, st.timedeltas(), dump_duration, frozenset({"string"}), label="timedelta"),
+    # The ISO 8601 duration of the independent oracle (`durations`), not ferrotool's own writer.
+    Gen(dt.timedelta, st.timedeltas(), render_duration, frozenset({"string"}), label="timedelta"),
     Gen(uuid.UUID, st.uuids(), str, frozenset({"string"}), hashable=True, label="UUID"),
     Gen(
         decimal.Decimal,
@@ -545,4 +524,3 @@ def mutations(draw: st.DrawFn, value: Json) -> Json:
     if isinstance(value, dict) and draw(st.booleans()):
         return {**value, draw(FIELD_NAMES): draw(JSON_SCALARS)}
     return draw(JSON_SCALARS)
-
