@@ -3,7 +3,6 @@
 mod build;
 mod compile;
 mod convert;
-mod scan;
 mod source;
 
 use ferrotool_core::error::{ErrorCode, Limits, LineError};
@@ -15,8 +14,7 @@ use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 
 use crate::errors::validation_error;
 use build::{Arguments, Context, Engine};
-use scan::Scan;
-use source::{Fatal, Stream, Tree};
+use source::{Fatal, Scan, Stream, Tree};
 
 pub(crate) use convert::value_to_python;
 
@@ -170,7 +168,7 @@ impl TypedValidator {
             context
         };
         // Well-formed input is read once, by the fast reader; what it declines is read again
-        // by the stream, whose outcome stands (see `scan`).
+        // by the stream, whose outcome stands (see `Scan`).
         let mut scan = Scan::new(py, text);
         let mut context = fresh();
         let built = self.engine.run(&mut scan, &mut context).and_then(|value| {
