@@ -69,6 +69,8 @@ use std::fmt;
 use indexmap::IndexMap;
 use serde_json::{Map, Number, Value};
 
+use crate::json::pointer;
+
 /// How many times Gemini inlines a recursive `$ref` inside itself before cutting it.
 pub const GEMINI_RECURSION_DEPTH: usize = 3;
 
@@ -339,17 +341,7 @@ fn node_of<'a>(map: &'a Map<String, Value>, pointer: &str) -> Node<'a> {
 
 /// `pointer` extended by one reference token (RFC 6901 escaping).
 fn child(pointer: &str, token: &str) -> String {
-    let mut out = String::with_capacity(pointer.len() + token.len() + 1);
-    out.push_str(pointer);
-    out.push('/');
-    for c in token.chars() {
-        match c {
-            '~' => out.push_str("~0"),
-            '/' => out.push_str("~1"),
-            _ => out.push(c),
-        }
-    }
-    out
+    pointer::join(pointer, token)
 }
 
 fn index(pointer: &str, key: &str, i: usize) -> String {
@@ -456,31 +448,10 @@ fn complex_pattern(pattern: &str, strict_counts: bool) -> bool {
     false
 }
 
-fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-fn unescape(token: &str) -> String {
-    token.replace("~1", "/").replace("~0", "~")
-}
-
 /// Resolve a same-document reference (`#`, `#/json/pointer`, `#anchor`): the target and its
 /// pointer.
 fn resolve<'a>(root: &'a Value, reference: &str) -> Option<(&'a Value, String)> {
-    let fragment = percent_decode(reference.strip_prefix('#')?)?;
+    let fragment = pointer::fragment(reference)?;
     if fragment.is_empty() {
         return Some((root, String::new()));
     }
@@ -488,17 +459,12 @@ fn resolve<'a>(root: &'a Value, reference: &str) -> Option<(&'a Value, String)> 
         return find_anchor(root, &fragment, "");
     }
     let mut target = root;
-    let mut pointer = String::new();
-    for token in fragment[1..].split('/') {
-        let token = unescape(token);
-        target = match target {
-            Value::Object(map) => map.get(&token)?,
-            Value::Array(items) => items.get(token.parse::<usize>().ok()?)?,
-            _ => return None,
-        };
-        pointer = child(&pointer, &token);
+    let mut at = String::new();
+    for token in pointer::tokens(&fragment)? {
+        target = pointer::step(target, &token)?;
+        at = child(&at, &token);
     }
-    Some((target, pointer))
+    Some((target, at))
 }
 
 fn find_anchor<'a>(schema: &'a Value, anchor: &str, pointer: &str) -> Option<(&'a Value, String)> {

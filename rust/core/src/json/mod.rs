@@ -1,8 +1,9 @@
-//! JSON values: a read-only view of them, so one validator serves every input kind, and a fast
-//! reader of JSON text ([`scan`]).
+//! JSON values: a read-only view of them, so one validator serves every input kind, a fast
+//! reader of JSON text ([`scan`]), and JSON Pointers ([`pointer`]).
 //!
 //! The core implements [`Instance`] for `&serde_json::Value`; the binding crate implements it for
 //! Python objects, so a parsed mapping is validated in place without first copying it.
+pub mod pointer;
 pub mod scan;
 
 use std::borrow::Cow;
