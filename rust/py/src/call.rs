@@ -26,7 +26,8 @@ use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 use crate::errors::{error_records, invalid_arguments_text, only_nulls, validation_error};
 use crate::ffi::pending::{self, PendingType, Plan, Started};
 use crate::ffi::record::{RecordType, is_exact_int, is_exact_str};
-use crate::typed::{Invalid, TypedValidator};
+use crate::typed::TypedValidator;
+use crate::typed::outcome::Invalid;
 
 /// The compiled call of one plain function tool; calling it with a `ToolUseBlock` gives the
 /// `PendingCall` that runs it.

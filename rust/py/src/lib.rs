@@ -1,5 +1,6 @@
 //! `ferrotool._core`: the only place where `PyO3` appears.
 mod call;
+mod convert;
 mod derive;
 mod dialect;
 mod errors;

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 use serde_json::Value;
 
-use super::convert::value_to_python;
+use crate::convert::value_to_python;
 
 /// JSON kinds a node may accept, as bits, to route union members without trying each one.
 pub(crate) mod mask {

@@ -2,7 +2,7 @@
 //! for out, validated and built in one pass.
 mod build;
 mod compile;
-mod convert;
+pub(crate) mod outcome;
 mod source;
 
 use ferrotool_core::error::{ErrorCode, Limits, LineError};
@@ -12,11 +12,12 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 
-use crate::errors::validation_error;
 use build::{Arguments, Context, Engine};
-use source::{Fatal, Scan, Stream, Tree};
+use outcome::{Fatal, Invalid};
+use source::{Scan, Stream, Tree};
 
-pub(crate) use convert::value_to_python;
+// `schema_validator.rs` converts schema constants through this path.
+pub(crate) use crate::convert::value_to_python;
 
 /// Validates input against a derived type and builds typed Python values.
 #[pyclass(module = "ferrotool._core", frozen)]
@@ -206,24 +207,6 @@ impl TypedValidator {
             )]));
         }
         Self::finish(built, context)
-    }
-}
-
-/// Why input was not turned into a value.
-pub(crate) enum Invalid {
-    /// It did not validate: every error found.
-    Lines(Vec<LineError>),
-    /// Python raised while building a value (or the input was not `str`/`bytes`).
-    Python(PyErr),
-}
-
-impl Invalid {
-    /// The Python exception: `ValidationError` for line errors.
-    pub(crate) fn into_error(self, py: Python<'_>) -> PyErr {
-        match self {
-            Self::Lines(errors) => validation_error(py, errors),
-            Self::Python(error) => error,
-        }
     }
 }
 

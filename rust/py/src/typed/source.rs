@@ -3,52 +3,14 @@
 //! from the text to try union variants).
 use std::borrow::Cow;
 
-use ferrotool_core::json::scan::{self, Cursor, Declined, Scanner, Token};
+use ferrotool_core::json::scan::{self, Cursor, Scanner, Token};
 use jiter::{Jiter, JiterError, JsonValue, NumberAny, NumberInt, Peek};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use super::compile::RecordNode;
-use super::convert::json_to_python;
-
-/// Stops a validation run: the input is not JSON, Python raised, or enough errors were found.
-///
-/// The errors are boxed so that a `Fatal` is two words: every value read returns a `Result`
-/// carrying it, which is then 16 bytes instead of 72, cheap to pass back and move around.
-pub(crate) enum Fatal {
-    Json(Box<JiterError>),
-    Python(Box<PyErr>),
-    Stop,
-    /// The fast reader declines the input here (see [`Scan`]): read it again with [`Stream`].
-    Reread,
-}
-
-impl From<Declined> for Fatal {
-    #[inline]
-    fn from(_: Declined) -> Self {
-        Self::Reread
-    }
-}
-
-impl From<JiterError> for Fatal {
-    #[cold]
-    fn from(error: JiterError) -> Self {
-        Self::Json(Box::new(error))
-    }
-}
-
-impl From<std::convert::Infallible> for Fatal {
-    fn from(never: std::convert::Infallible) -> Self {
-        match never {}
-    }
-}
-
-impl From<PyErr> for Fatal {
-    #[cold]
-    fn from(error: PyErr) -> Self {
-        Self::Python(Box::new(error))
-    }
-}
+use super::outcome::Fatal;
+use crate::convert::json_to_python;
 
 /// The kind of the next value, known without consuming it.
 #[derive(Clone, Copy, PartialEq, Eq)]
