@@ -359,9 +359,10 @@ class Toolkit(_ToolSet):
         *,
         store: SessionStore | None = None,
         key: SessionKey | None = None,
+        middleware: Sequence[Middleware] = (),
     ) -> ToolView:
         """The view of a snapshot (`Registry.view`): later changes of the toolkit never reach it."""
-        return self.snapshot().view(state, config, store=store, key=key)
+        return self.snapshot().view(state, config, store=store, key=key, middleware=middleware)
 
     def snapshot(self) -> Registry:
         """The current tools as an immutable `Registry`, in O(1).
