@@ -17,13 +17,14 @@ call of the implementation, in one event loop per group (`benches.run.measure_gr
   text, minus the same agent's run whose first response is the final text. The OpenAI Agents
   SDK: the same with ``Runner.run`` and a scripted `Model` of the SDK (``get_response`` returns
   prebuilt output items: the 100 ``function_call`` items, then once their outputs are in the
-  input the final message), ``ModelSettings(parallel_tool_calls=True)``. Per-call overhead
-  (`batch_overheads`) is (time - floor) / 100, where a peer's time is its 100-call run minus its
-  text-only run, so the model's and the loop's cost per run cancel; what does not cancel is a
-  peer's second turn (a second model request over a history of 100 tool returns, and the loop's
-  nodes of that turn), counted here as per-call overhead. The cross-check (100-call run - 1-call
-  run) / 99 - floor / 100 compares two runs of two turns each, so that cost cancels too. The
-  target is the faster peer's per-call overhead ÷ ferrotool's (≥ 3x).
+  input the final message), ``ModelSettings(parallel_tool_calls=True)``; both peers' runs are
+  built in `benches.agent_loops`. Per-call overhead (`batch_overheads`) is (time - floor) /
+  100, where a peer's time is its 100-call run minus its text-only run, so the model's and the
+  loop's cost per run cancel; what does not cancel is a peer's second turn (a second model
+  request over a history of 100 tool returns, and the loop's nodes of that turn), counted here
+  as per-call overhead. The cross-check (100-call run - 1-call run) / 99 - floor / 100 compares
+  two runs of two turns each, so that cost cancels too. The target is the faster peer's per-call
+  overhead ÷ ferrotool's (≥ 3x).
 - **middleware_cost**: one call of the plain async tool ``add`` (``{"a": 1, "b": 2}``): the
   floor is ``Toolkit.call_tool`` with no middleware (the tool's Rust direct call, reached from
   the toolkit's Rust ``call_tool``); beside it the same tool's bare `_core.DirectCall` (no
@@ -60,6 +61,20 @@ import orjson
 
 import ferrotool
 from benches import tools as t
+from benches.agent_loops import (
+    AGENTS,
+    AGENTS_NOTE,
+    BATCH,
+    FINAL_TEXT,
+    ONE_RUN,
+    PYDANTIC_AI,
+    SECOND_TURN_NOTE,
+    TEXT_RUN,
+    TOOLS_RUN,
+    openai_agents_runs,
+    peer_run,
+    pydantic_ai_runs,
+)
 from ferrotool import (
     Confirmation,
     InMemorySessionStore,
@@ -142,22 +157,10 @@ def _read_none(result: object) -> t.Outcome:
 
 # --- batch_overhead ------------------------------------------------------------------------------
 
-OVERHEAD_CALLS: Final = 100
+OVERHEAD_CALLS: Final = BATCH
 OVERHEAD_CASE: Final = f"{OVERHEAD_CALLS} calls of add"
 OV_FLOOR: Final = "floor: asyncio.gather of the raw calls"
 OV_FT: Final = f"ferrotool call_tools, {OVERHEAD_CALLS} calls"
-PYDANTIC_AI: Final = "pydantic-ai"
-AGENTS: Final = "openai-agents"
-TOOLS_RUN: Final = f"{OVERHEAD_CALLS} tool calls"
-TEXT_RUN: Final = "final text only"
-ONE_RUN: Final = "1 tool call"
-FINAL_TEXT: Final = "done"
-
-
-def peer_run(peer: str, run: str) -> str:
-    """The name of one of a peer's agent runs: ``"pydantic-ai Agent.run, 100 tool calls"``."""
-    entry = "Agent.run" if peer == PYDANTIC_AI else "Runner.run"
-    return f"{peer} {entry}, {run}"
 
 
 async def add(a: int, b: int) -> int:
@@ -194,7 +197,7 @@ def overhead_implementations() -> tuple[dict[str, t.Built], dict[str, str]]:
         (AGENTS, openai_agents_runs, "agents"),
     ):
         try:
-            impls.update(build(calls))
+            impls.update(build(calls, add, EXPECTED_SUMS))
         except Exception as exc:  # an import failing, or a peer API that moved
             missing[peer] = f"unavailable: {type(exc).__name__}: {exc} (import {module})"
     return impls, missing
@@ -211,161 +214,6 @@ def _read_batch_sums(batch: ToolBatch) -> t.Outcome:
         and all(r.state is ToolResultState.SUCCESS for r in batch.results)
     )
     return t.Outcome(ok and [r.structured for r in batch.results] == EXPECTED_SUMS, batch)
-
-
-def pydantic_ai_runs(calls: Sequence[ToolUseBlock]) -> dict[str, t.Built]:
-    """``Agent(FunctionModel(respond), tools=[add]).run("go")``, one agent per script.
-
-    ``respond`` returns a prebuilt `ModelResponse`: the tool calls while the last message holds
-    no tool return, then the final text.
-    """
-    from pydantic_ai import Agent
-    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
-
-    final = ModelResponse(parts=[TextPart(FINAL_TEXT)])
-
-    def agent(script: Sequence[ToolUseBlock]) -> Any:
-        first = ModelResponse(parts=[ToolCallPart(c.name, c.arguments, c.id) for c in script])
-
-        def respond(messages: list[Any], info: AgentInfo) -> ModelResponse:
-            returned = any(isinstance(part, ToolReturnPart) for part in messages[-1].parts)
-            return final if returned or not script else first
-
-        return Agent(FunctionModel(respond), tools=[add])
-
-    def read(count: int) -> Callable[[Any], t.Outcome]:
-        def outcome(result: Any) -> t.Outcome:
-            returns = [
-                part
-                for message in result.all_messages()
-                for part in message.parts
-                if isinstance(part, ToolReturnPart)
-            ]
-            ok = (
-                result.output == FINAL_TEXT
-                and [p.tool_call_id for p in returns] == [c.id for c in calls[:count]]
-                and [p.content for p in returns] == EXPECTED_SUMS[:count]
-            )
-            return t.Outcome(ok, [p.content for p in returns])
-
-        return outcome
-
-    out: dict[str, t.Built] = {}
-    for run, script in ((TOOLS_RUN, calls), (TEXT_RUN, ()), (ONE_RUN, calls[:1])):
-        runner = agent(script)
-        out[peer_run(PYDANTIC_AI, run)] = t.Built(
-            functools.partial(runner.run, "go"), True, read(len(script))
-        )
-    return out
-
-
-def openai_agents_runs(calls: Sequence[ToolUseBlock]) -> dict[str, t.Built]:
-    """``Runner.run(Agent(model=scripted, tools=[function_tool(add)]), "go")``.
-
-    The scripted `Model` returns prebuilt output items: the ``function_call`` items while the
-    input's last item is not a ``function_call_output``, then the final message. Tracing is off
-    for the run (``RunConfig(tracing_disabled=True)``): see `AGENTS_NOTE`.
-    """
-    import agents
-    from agents.models.interface import Model
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseOutputMessage,
-        ResponseOutputText,
-    )
-
-    final = [
-        ResponseOutputMessage(
-            id="msg_final",
-            type="message",
-            role="assistant",
-            status="completed",
-            content=[ResponseOutputText(type="output_text", text=FINAL_TEXT, annotations=[])],
-        )
-    ]
-
-    class ScriptedModel(Model):
-        """Answers from a script; nothing leaves the process."""
-
-        def __init__(self, first: list[Any]) -> None:
-            self.first = first
-
-        async def get_response(
-            self,
-            system_instructions: str | None,
-            input: str | list[Any],
-            model_settings: Any,
-            tools: list[Any],
-            output_schema: Any,
-            handoffs: list[Any],
-            tracing: Any,
-            *,
-            previous_response_id: str | None = None,
-            conversation_id: str | None = None,
-            prompt: Any = None,
-        ) -> Any:
-            last = input[-1] if isinstance(input, list) and input else None
-            returned = isinstance(last, dict) and last.get("type") == "function_call_output"
-            output = final if returned or not self.first else self.first
-            return agents.ModelResponse(output=output, usage=agents.Usage(), response_id=None)
-
-        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-            raise NotImplementedError("the benchmark runs without streaming")
-
-    tool = agents.function_tool(add)
-    config = agents.RunConfig(tracing_disabled=True)
-    settings = agents.ModelSettings(parallel_tool_calls=True)
-
-    def items(script: Sequence[ToolUseBlock]) -> list[Any]:
-        return [
-            ResponseFunctionToolCall(
-                type="function_call",
-                id=f"fc_{c.id}",
-                call_id=c.id,
-                name=c.name,
-                arguments=c.arguments,
-                status="completed",
-            )
-            for c in script
-        ]
-
-    def read(count: int) -> Callable[[Any], t.Outcome]:
-        def outcome(result: Any) -> t.Outcome:
-            outputs = [i for i in result.new_items if isinstance(i, agents.ToolCallOutputItem)]
-            ok = (
-                result.final_output == FINAL_TEXT
-                and [o.raw_item["call_id"] for o in outputs] == [c.id for c in calls[:count]]
-                and [o.output for o in outputs] == EXPECTED_SUMS[:count]
-            )
-            return t.Outcome(ok, [o.output for o in outputs])
-
-        return outcome
-
-    out: dict[str, t.Built] = {}
-    for run, script in ((TOOLS_RUN, calls), (TEXT_RUN, ()), (ONE_RUN, calls[:1])):
-        agent = agents.Agent(
-            name="bench", model=ScriptedModel(items(script)), tools=[tool], model_settings=settings
-        )
-        out[peer_run(AGENTS, run)] = t.Built(
-            functools.partial(agents.Runner.run, agent, "go", run_config=config),
-            True,
-            read(len(script)),
-        )
-    return out
-
-
-AGENTS_NOTE: Final = (
-    "run with RunConfig(tracing_disabled=True): by default every run is a trace and every tool "
-    "call a span, exported to OpenAI's backend (ferrotool's row has no tracing either); "
-    "ModelSettings(parallel_tool_calls=True) is sent to no API here, the SDK runs a "
-    "response's function calls concurrently in any case"
-)
-SECOND_TURN_NOTE: Final = (
-    "the 100-call run has a second turn (a model request over the history of 100 tool "
-    "returns, and the loop's nodes) that the text-only run does not, so the per-call "
-    "overhead counts it; the cross-check (100 calls - 1 call) / 99 cancels it"
-)
 
 
 class Derived(NamedTuple):
@@ -409,11 +257,14 @@ def batch_overheads(median: Mapping[str, float]) -> list[Derived]:
     return out
 
 
-def overhead_ratio(figures: Sequence[Derived]) -> float | None:
-    """The faster peer's per-call overhead ÷ ferrotool's (the target's figure)."""
+def overhead_ratio(figures: Sequence[Derived], *, cross_check: bool = False) -> float | None:
+    """The faster peer's per-call overhead ÷ ferrotool's: the target's figure, or with
+    ``cross_check`` the same on the peers' cross-check figures."""
     by_name = {figure.name: figure.value_us for figure in figures}
     ours = by_name.get("ferrotool")
-    peers = [by_name[peer] for peer in (PYDANTIC_AI, AGENTS) if peer in by_name]
+    suffix = ", cross-check" if cross_check else ""
+    names = [f"{peer}{suffix}" for peer in (PYDANTIC_AI, AGENTS)]
+    peers = [by_name[name] for name in names if name in by_name]
     if ours is None or not peers or ours <= 0:
         return None
     return min(peers) / ours
@@ -717,7 +568,13 @@ async def check_approval(trip: ApprovalRoundTrip, trips: int = 2) -> str | None:
 
 __all__ = [
     "AGENTS",
+    "AGENTS_NOTE",
+    "FINAL_TEXT",
+    "ONE_RUN",
     "PYDANTIC_AI",
+    "SECOND_TURN_NOTE",
+    "TEXT_RUN",
+    "TOOLS_RUN",
     "ApprovalRoundTrip",
     "Derived",
     "batch_overheads",
@@ -727,6 +584,7 @@ __all__ = [
     "middleware_implementations",
     "overhead_implementations",
     "overhead_ratio",
+    "peer_run",
     "redis_store",
     "wait_implementations",
     "wait_toolkit",

@@ -749,6 +749,9 @@ def _derived_lines(results: list[Measurement], group: str) -> list[str]:
         ratio = e.overhead_ratio(figures)
         if ratio is not None:
             lines.append(f"- faster peer's per-call overhead ÷ ferrotool's: {ratio:.2f}x")
+        ratio = e.overhead_ratio(figures, cross_check=True)
+        if ratio is not None:
+            lines.append(f"- the same on the peers' cross-check figures: {ratio:.2f}x")
         return lines
     return [f"- {f.name}: {f.value_us:+.3f} µs per call above the floor ({f.how})" for f in figures]
 

@@ -456,6 +456,9 @@ def test_batch_overheads_arithmetic() -> None:
     )
     # The faster peer (pydantic-ai here) over ferrotool.
     assert e.overhead_ratio(e.batch_overheads(medians)) == pytest.approx(490.0 / 20.0)
+    # Only pydantic-ai has a cross-check figure here (no 1-call run of the agents SDK).
+    cross = (44_950.0 / 99 - 10.0) / 20.0
+    assert e.overhead_ratio(e.batch_overheads(medians), cross_check=True) == pytest.approx(cross)
     del medians[e.OV_FT]
     assert e.overhead_ratio(e.batch_overheads(medians)) is None
     assert e.batch_overheads({e.OV_FT: 3_000.0}) == []
