@@ -52,6 +52,15 @@ from ferrotool._values.spec import ToolSpec
 from ferrotool.builtins.reset_tools import RESET_TOOLS, ResetTools
 from ferrotool.errors import RegistrationError
 from ferrotool.providers import ProviderFormat
+from ferrotool.skills.loader import (
+    LoadSkillThroughPath,
+    skill_group_name,
+    skill_group_reminder,
+    valid_group_name,
+)
+from ferrotool.skills.prompt import LOAD_SKILL
+from ferrotool.skills.repository import SkillRepository, merge_skills
+from ferrotool.skills.skill import EMPTY_SKILLS, AgentSkill, SkillSet
 
 
 class _ToolSet(_core.ToolCaller, ToolLists):
@@ -316,6 +325,27 @@ class Registry(_ToolSet):
         self._runner = runner
         self._use(table)
 
+    def with_tools(self, *tools: AgentTool) -> Registry:
+        """A new registry: these tools added ungrouped (replacing tools of their names).
+
+        This registry is unchanged; the new one shares its groups, worker threads and sinks.
+        Costs a copy of the table (a skill view is built once per set of skills).
+        """
+        table = self._table.copy()
+        for item in tools:
+            entry = compile_tool(item, None, self._runner.config)
+            old = table.entries.get(entry.name)
+            seq = old.seq if old is not None else table.next_seq
+            if old is None:
+                table.next_seq += 1
+            table.place(dataclasses.replace(entry, seq=seq))
+        return Registry(table, self._runner)
+
+    @property
+    def skills(self) -> SkillSet:
+        """The skills registered with `Toolkit.add_skills` (the loader's)."""
+        return _skills_of(self._table)
+
     def __repr__(self) -> str:
         return f"<Registry of {len(self._table.entries)} tools>"
 
@@ -387,6 +417,7 @@ class Toolkit(_ToolSet):
             table.groups[group.name] = group
             table.refresh_direct()
             self._refresh_meta(table)
+            self._refresh_skills(table)
         return group
 
     def create_group(
@@ -458,6 +489,7 @@ class Toolkit(_ToolSet):
             table.members.pop(name, None)
             table.refresh_direct()
             self._refresh_meta(table)
+            self._refresh_skills(table)
         return tuple(removed)
 
     def _check_groups(self, groups: Iterable[str]) -> None:
@@ -591,8 +623,118 @@ class Toolkit(_ToolSet):
             table.next_seq += 1
         table.place(dataclasses.replace(entry, seq=seq))
 
+    # - skills -
+
+    def add_skills(self, *sources: AgentSkill | SkillRepository) -> SkillSet:
+        """Add skills (or every skill of repositories, read now), and the skill loader.
+
+        ``load_skill_through_path`` is registered without a group the first time, so it is
+        visible whenever skills exist; later sources of the same skill name win. For skills
+        that change per request or on disk, use `ferrotool.skills.SkillViews` instead.
+
+        Returns:
+            Every skill the toolkit holds now.
+
+        Raises:
+            RegistrationError: A tool that is not the loader has its name.
+        """
+        repositories = [
+            SkillSet((item,)) if isinstance(item, AgentSkill) else item for item in sources
+        ]
+        added = merge_skills(repositories)
+        with self._lock:
+            old = self._table.entries.get(LOAD_SKILL)
+            if old is not None and not isinstance(old.tool, LoadSkillThroughPath):
+                raise RegistrationError(
+                    f"a tool named {LOAD_SKILL!r} is already registered (from {old.origin}); "
+                    "it is the skill loader's name"
+                )
+            skills = merge_skills([_skills_of(self._table), added])
+            table = self._writable()
+            self._place_loader(table, skills)
+        return skills
+
+    def create_skill_tool_group(
+        self,
+        name: str,
+        description: str = "",
+        *,
+        skill_name: str,
+        active: bool = False,
+        instructions: str | None = None,
+    ) -> ToolGroup:
+        """Create a group that loading the skill named ``skill_name`` activates.
+
+        Its description says so (once). Register tools into it with ``register(...,
+        group=name)``.
+
+        Raises:
+            RegistrationError: A group of that name exists.
+            ValueError: The name is invalid, or ``skill_name`` is blank.
+        """
+        if not skill_name.strip():
+            raise ValueError("skill_name must not be blank")
+        return self.add_group(
+            ToolGroup(
+                name=name,
+                description=skill_group_reminder(description, skill_name),
+                instructions=instructions,
+                active=active,
+                skill_name=skill_name,
+            )
+        )
+
+    def register_skill_tools(self, skill: AgentSkill, *items: object) -> tuple[AgentTool, ...]:
+        """Add a skill and register tools that come with it, in ``<skillId>_skill_tools``.
+
+        The group is created inactive when missing: the tools stay hidden until a session
+        loads the skill.
+
+        Raises:
+            RegistrationError: As `register`; or the skill's id cannot name a group.
+        """
+        group = skill_group_name(skill)
+        if not valid_group_name(group):
+            raise RegistrationError(
+                f"skill {skill.skill_id!r} cannot have a tool group: {group!r} is not a valid "
+                "group name (1 to 64 letters, digits, '_' or '-')"
+            )
+        if group not in self._table.groups:
+            self.create_group(group, group)
+        self.add_skills(skill)
+        registered: list[AgentTool] = []
+        for item in items:
+            registered.extend(self.register(item, group=group))
+        return tuple(registered)
+
+    def _place_loader(self, table: Table, skills: SkillSet) -> None:
+        old = table.entries.get(LOAD_SKILL)
+        if not len(skills):
+            if old is not None:
+                table.drop(LOAD_SKILL)
+            return
+        loader = LoadSkillThroughPath(skills, table.groups.values())
+        entry = compile_tool(loader, None, self._runner.config)
+        seq = old.seq if old is not None else table.next_seq
+        if old is None:
+            table.next_seq += 1
+        table.place(dataclasses.replace(entry, seq=seq))
+
+    def _refresh_skills(self, table: Table) -> None:
+        """Keep the loader's bound groups in step with the groups."""
+        if isinstance(getattr(table.entries.get(LOAD_SKILL), "tool", None), LoadSkillThroughPath):
+            self._place_loader(table, _skills_of(table))
+
     def __repr__(self) -> str:
         return f"<Toolkit of {len(self._table.entries)} tools>"
+
+
+def _skills_of(table: Table) -> SkillSet:
+    """The skills of a table's loader (none without one)."""
+    entry = table.entries.get(LOAD_SKILL)
+    if entry is not None and isinstance(entry.tool, LoadSkillThroughPath):
+        return entry.tool.skills
+    return EMPTY_SKILLS
 
 
 def _tools_of(item: object) -> list[AgentTool]:
