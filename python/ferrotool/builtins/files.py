@@ -73,6 +73,8 @@ class FileToolBase(ToolBase[dict[str, JsonValue]]):
         max_output: Characters of content returned at most.
         dangerous_files: File names that ask first, added to the defaults.
         dangerous_directories: Folder names that ask first, added to the defaults.
+        durable: Flush a written file (and its folder) to disk before the call returns; off,
+            a write is still atomic but may be lost (never torn) by a machine crash.
     """
 
     path_field: str = "file_path"
@@ -85,6 +87,7 @@ class FileToolBase(ToolBase[dict[str, JsonValue]]):
         max_output: int = DEFAULT_MAX_OUTPUT,
         dangerous_files: tuple[str, ...] = (),
         dangerous_directories: tuple[str, ...] = (),
+        durable: bool = True,
     ) -> None:
         dirs = [base_dirs] if isinstance(base_dirs, (str, os.PathLike)) else list(base_dirs)
         if not dirs:
@@ -93,6 +96,7 @@ class FileToolBase(ToolBase[dict[str, JsonValue]]):
         self._roots = tuple(real(d) for d in self.base_dirs)
         self.max_file_bytes = max_file_bytes
         self.max_output = max_output
+        self.durable = durable
         super().__init__(
             dangerous_files=dangerous_files, dangerous_directories=dangerous_directories
         )
@@ -316,8 +320,11 @@ class ListDirectory(FileToolBase):
         return f"The content of {shown}:\n" + ("\n".join(lines) if lines else "(empty)")
 
 
-def atomic_write(resolved: str, text: str) -> None:
-    """Replace a file's text in one rename (see the module); the file's mode is kept."""
+def atomic_write(resolved: str, text: str, *, durable: bool = True) -> None:
+    """Replace a file's text in one rename (see the module); the file's mode is kept.
+
+    With ``durable``, the new file and the rename are flushed to disk before returning.
+    """
     folder = os.path.dirname(resolved)
     mode = None
     with contextlib.suppress(FileNotFoundError):
@@ -327,7 +334,8 @@ def atomic_write(resolved: str, text: str) -> None:
         with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(temporary, mode)
         os.replace(temporary, resolved)
@@ -335,6 +343,8 @@ def atomic_write(resolved: str, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+    if not durable:
+        return
     with contextlib.suppress(OSError):  # the rename itself, on disk (POSIX only)
         directory = os.open(folder, os.O_RDONLY)
         try:
@@ -357,7 +367,7 @@ class _Writer(FileToolBase):
             again = real(resolved)
             if not any(is_inside(again, root) for root in self._roots):
                 raise _Failed(f"Access denied: The file path '{shown}' is outside the base.")
-            atomic_write(again, text)
+            atomic_write(again, text, durable=self.durable)
         except OSError as error:
             raise _Failed(f"The file {shown} cannot be written: {error.strerror}.") from None
 
