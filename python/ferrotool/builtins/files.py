@@ -130,15 +130,17 @@ class FileToolBase(ToolBase[dict[str, JsonValue]]):
     async def check_permissions(
         self, tool_input: dict[str, JsonValue], context: PermissionContext
     ) -> PermissionDecision:
-        """Outside the base folders: denied; a dangerous path: a safety ask; else no opinion.
+        """A dangerous path: a safety ask; else no opinion.
 
-        A write inside a session working folder in ``accept_edits`` mode is allowed.
+        A path outside the base folders is let through: nothing is touched, and the call
+        answers with the error the model can correct. A write inside a session working folder
+        in ``accept_edits`` mode is allowed.
         """
         path = self._path_of(tool_input)
         try:
             resolved = self.resolve(path)
         except _Failed as failure:
-            return PermissionDecision.deny(str(failure), reason="outside the base folders")
+            return PermissionDecision.allow(f"nothing will be touched: {failure}")
         lexical = os.path.join(self.base_dirs[0], path)
         if self.is_dangerous_path(resolved) or self.is_dangerous_path(lexical):
             return PermissionDecision.ask(
@@ -233,8 +235,8 @@ def parse_range(raw: JsonValue, count: int) -> tuple[int, int]:
                 f"Invalid range format. Expected '[start,end]' or 'start,end', but got {raw}."
             )
         first, last = int(match.group(1)), int(match.group(2))
-    start = first if first > 0 else count + first + 1
-    end = last if last > 0 else count + last + 1
+    start = first if first > 0 else count + first + 1 if first < 0 else 1
+    end = last if last > 0 else count + last + 1 if last < 0 else count
     start, end = max(start, 1), min(end, count)
     if start > end and count:
         raise _Failed(f"Invalid range: start line {start} is greater than end line {end}.")
