@@ -162,3 +162,17 @@ def test_checks_agree_with_the_rules(todos: list[dict[str, str]]) -> None:
         rendered = render(checked)
         open_count = sum(s != "completed" for s in statuses)
         assert rendered.startswith(f"{open_count} open") or not checked
+
+
+def test_session_data_round_trips_and_is_read_only() -> None:
+    from ferrotool import ToolContextState
+
+    state = ToolContextState().with_data("todos", [{"content": "a"}]).with_data("x", 1)
+    again = ToolContextState.from_json(state.to_json())
+    assert again == state
+    assert dict(again.data) == {"todos": [{"content": "a"}], "x": 1}
+    assert state.with_data("x", None).data.keys() == {"todos"}
+    with pytest.raises(TypeError):
+        state.data["y"] = 2  # type: ignore[index]
+    old = b'{"format": 2, "groups": {}, "skills": [], "pending_calls": [], "permissions": {}}'
+    assert not ToolContextState.from_json(old).data

@@ -307,3 +307,25 @@ def test_prompt_lists_skills_escaped_and_stable() -> None:
     assert '<entry key="bad key">1</entry>' in full
     assert "<meta>\n    <v>true</v>\n  </meta>" in full
     assert skill_prompt([]) == ""
+
+
+async def test_activation_and_todos_survive_the_redis_store(
+    collection: Path, redis_url: str, redis_prefix: str
+) -> None:
+    from ferrotool.builtins import TodoWrite
+    from ferrotool.redis import RedisSessionStore
+
+    toolkit, pdf_id = _toolkit(collection)
+    toolkit.register(TodoWrite())
+    registry = toolkit.snapshot()
+    context = RuntimeContext(user_id="u", session_id="redis")
+    async with RedisSessionStore.from_url(redis_url, prefix=redis_prefix) as store:
+        view = await registry.open_view(context, store)
+        todo = ToolUseBlock.of("t", "todo_write", {"todos": [{"content": "read the skill"}]})
+        batch = await view.call_tools([_load(pdf_id, "SKILL.md"), todo], context)
+        assert [r.state for r in batch.results] == [ToolResultState.SUCCESS] * 2
+        state = await store.load(SessionKey("u", "redis"))
+        assert state.skills == {pdf_id}
+        assert state.groups == {"pdf_tools": True}
+        assert state.data["todos"][0]["content"] == "read the skill"  # type: ignore[index, call-overload]
+        assert "chart" in await registry.open_view(context, store)

@@ -108,7 +108,6 @@ class SkillViews:
         self._memo: OrderedDict[tuple[object, ...], tuple[tuple[SkillSet, ...], SkillSet]] = (
             OrderedDict()
         )
-        self._serial = 0
         self.builds = 0
         """How many boxes were built (materialisations)."""
 
@@ -214,15 +213,14 @@ class SkillViews:
         )
 
     def _new_folder(self, signature: str) -> Path:
+        """A new folder for one box: unique even when several views share a work folder."""
         with self._lock:
             if self._work_dir is None:
                 self._work_dir = Path(tempfile.mkdtemp(prefix="ferrotool-skills-"))
                 _remove_at_exit(self._work_dir)
-            self._serial += 1
-            serial = self._serial
-        folder = self._work_dir / f"{signature[:16]}-{serial}"
-        folder.mkdir(parents=True, exist_ok=False)
-        return folder
+            work = self._work_dir
+        work.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f"{signature[:16]}-", dir=work))
 
     def __repr__(self) -> str:
         return f"<SkillViews of {len(self.repositories)} repositories, {len(self._boxes)} boxes>"
