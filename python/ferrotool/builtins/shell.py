@@ -348,12 +348,12 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
                     group.start_soon(err.drain, process.stderr)
                 await process.wait()
             timed_out = deadline.cancelled_caught
-        finally:
-            if process.returncode is None:
-                _kill(process)
-                with anyio.CancelScope(shield=True):
+        finally:  # also when the caller is cancelled: the command never outlives its call
+            with anyio.CancelScope(shield=True):
+                if process.returncode is None:
+                    _kill(process)
                     await process.wait()
-            await process.aclose()
+                await process.aclose()
         stdout, stderr = out.text(charset), err.text(charset)
         if timed_out:
             note = f"TimeoutError: The command execution exceeded the timeout of {timeout} seconds."

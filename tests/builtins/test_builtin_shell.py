@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -228,3 +229,16 @@ def test_prefix_match() -> None:
     assert prefix_match("*", ["anything"])
     assert not prefix_match("git status", ["git"])
     assert not prefix_match("'unbalanced", ["x"])
+
+
+async def test_a_cancelled_call_kills_the_command(tmp_path: Path) -> None:
+    import anyio
+
+    pid_file = tmp_path / "pid"
+    code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    tool = ShellCommandTool(allow=[PY], cwd=tmp_path)
+    with anyio.move_on_after(2):
+        await _run(tool, f'{PY} -c "{code}"')
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
