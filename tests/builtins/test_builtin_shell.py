@@ -110,10 +110,10 @@ async def test_missing_program() -> None:
 
 async def test_timeout_keeps_partial_output() -> None:
     code = "import time, sys; print('early', flush=True); time.sleep(30)"
-    result = await _run(ShellCommandTool(allow=[PY]), f'{PY} -c "{code}"', timeout=1)
+    result = await _run(ShellCommandTool(allow=[PY]), f'{PY} -c "{code}"', timeout=3)
     assert result.content == (
         "<returncode>-1</returncode><stdout>early\n</stdout><stderr>TimeoutError: The command "
-        "execution exceeded the timeout of 1 seconds.</stderr>"
+        "execution exceeded the timeout of 3 seconds.</stderr>"
     )
     assert isinstance(result.structured, dict)
     assert result.structured["timed_out"] is True
@@ -237,8 +237,12 @@ async def test_a_cancelled_call_kills_the_command(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
     tool = ShellCommandTool(allow=[PY], cwd=tmp_path)
-    with anyio.move_on_after(2):
-        await _run(tool, f'{PY} -c "{code}"')
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as group:
+            group.start_soon(_run, tool, f'{PY} -c "{code}"')
+            while not (pid_file.exists() and pid_file.read_text()):
+                await anyio.sleep(0.02)
+            group.cancel_scope.cancel()
     pid = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
