@@ -52,15 +52,16 @@ from ferrotool._values.spec import ToolSpec
 from ferrotool.builtins.reset_tools import RESET_TOOLS, ResetTools
 from ferrotool.errors import RegistrationError
 from ferrotool.providers import ProviderFormat
-from ferrotool.skills.loader import (
-    LoadSkillThroughPath,
-    skill_group_name,
-    skill_group_reminder,
-    valid_group_name,
+from ferrotool.skills.registration import (
+    check_loader_name,
+    own_group,
+    place_loader,
+    refresh_loader,
+    skill_tool_group,
+    skills_of,
 )
-from ferrotool.skills.prompt import LOAD_SKILL
 from ferrotool.skills.repository import SkillRepository, merge_skills
-from ferrotool.skills.skill import EMPTY_SKILLS, AgentSkill, SkillSet
+from ferrotool.skills.skill import AgentSkill, SkillSet
 
 
 class _ToolSet(_core.ToolCaller, ToolLists):
@@ -344,7 +345,7 @@ class Registry(_ToolSet):
     @property
     def skills(self) -> SkillSet:
         """The skills registered with `Toolkit.add_skills` (the loader's)."""
-        return _skills_of(self._table)
+        return skills_of(self._table)
 
     def __repr__(self) -> str:
         return f"<Registry of {len(self._table.entries)} tools>"
@@ -417,7 +418,7 @@ class Toolkit(_ToolSet):
             table.groups[group.name] = group
             table.refresh_direct()
             self._refresh_meta(table)
-            self._refresh_skills(table)
+            refresh_loader(table, self._runner.config)
         return group
 
     def create_group(
@@ -489,7 +490,7 @@ class Toolkit(_ToolSet):
             table.members.pop(name, None)
             table.refresh_direct()
             self._refresh_meta(table)
-            self._refresh_skills(table)
+            refresh_loader(table, self._runner.config)
         return tuple(removed)
 
     def _check_groups(self, groups: Iterable[str]) -> None:
@@ -638,20 +639,11 @@ class Toolkit(_ToolSet):
         Raises:
             RegistrationError: A tool that is not the loader has its name.
         """
-        repositories = [
-            SkillSet((item,)) if isinstance(item, AgentSkill) else item for item in sources
-        ]
-        added = merge_skills(repositories)
+        added = merge_skills([SkillSet((s,)) if isinstance(s, AgentSkill) else s for s in sources])
         with self._lock:
-            old = self._table.entries.get(LOAD_SKILL)
-            if old is not None and not isinstance(old.tool, LoadSkillThroughPath):
-                raise RegistrationError(
-                    f"a tool named {LOAD_SKILL!r} is already registered (from {old.origin}); "
-                    "it is the skill loader's name"
-                )
-            skills = merge_skills([_skills_of(self._table), added])
-            table = self._writable()
-            self._place_loader(table, skills)
+            check_loader_name(self._table)
+            skills = merge_skills([skills_of(self._table), added])
+            place_loader(self._writable(), skills, self._runner.config)
         return skills
 
     def create_skill_tool_group(
@@ -672,17 +664,10 @@ class Toolkit(_ToolSet):
             RegistrationError: A group of that name exists.
             ValueError: The name is invalid, or ``skill_name`` is blank.
         """
-        if not skill_name.strip():
-            raise ValueError("skill_name must not be blank")
-        return self.add_group(
-            ToolGroup(
-                name=name,
-                description=skill_group_reminder(description, skill_name),
-                instructions=instructions,
-                active=active,
-                skill_name=skill_name,
-            )
+        group = skill_tool_group(
+            name, description, skill_name=skill_name, active=active, instructions=instructions
         )
+        return self.add_group(group)
 
     def register_skill_tools(self, skill: AgentSkill, *items: object) -> tuple[AgentTool, ...]:
         """Add a skill and register tools that come with it, in ``<skillId>_skill_tools``.
@@ -693,48 +678,14 @@ class Toolkit(_ToolSet):
         Raises:
             RegistrationError: As `register`; or the skill's id cannot name a group.
         """
-        group = skill_group_name(skill)
-        if not valid_group_name(group):
-            raise RegistrationError(
-                f"skill {skill.skill_id!r} cannot have a tool group: {group!r} is not a valid "
-                "group name (1 to 64 letters, digits, '_' or '-')"
-            )
+        group = own_group(skill)
         if group not in self._table.groups:
             self.create_group(group, group)
         self.add_skills(skill)
-        registered: list[AgentTool] = []
-        for item in items:
-            registered.extend(self.register(item, group=group))
-        return tuple(registered)
-
-    def _place_loader(self, table: Table, skills: SkillSet) -> None:
-        old = table.entries.get(LOAD_SKILL)
-        if not len(skills):
-            if old is not None:
-                table.drop(LOAD_SKILL)
-            return
-        loader = LoadSkillThroughPath(skills, table.groups.values())
-        entry = compile_tool(loader, None, self._runner.config)
-        seq = old.seq if old is not None else table.next_seq
-        if old is None:
-            table.next_seq += 1
-        table.place(dataclasses.replace(entry, seq=seq))
-
-    def _refresh_skills(self, table: Table) -> None:
-        """Keep the loader's bound groups in step with the groups."""
-        if isinstance(getattr(table.entries.get(LOAD_SKILL), "tool", None), LoadSkillThroughPath):
-            self._place_loader(table, _skills_of(table))
+        return tuple(tool for item in items for tool in self.register(item, group=group))
 
     def __repr__(self) -> str:
         return f"<Toolkit of {len(self._table.entries)} tools>"
-
-
-def _skills_of(table: Table) -> SkillSet:
-    """The skills of a table's loader (none without one)."""
-    entry = table.entries.get(LOAD_SKILL)
-    if entry is not None and isinstance(entry.tool, LoadSkillThroughPath):
-        return entry.tool.skills
-    return EMPTY_SKILLS
 
 
 def _tools_of(item: object) -> list[AgentTool]:
