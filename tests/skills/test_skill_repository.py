@@ -8,6 +8,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ferrotool import RuntimeContext
 from ferrotool.errors import SkillError
@@ -221,3 +223,46 @@ def test_signature_changes_with_content(change: dict[str, object]) -> None:
     before = SkillSet([AgentSkill(**base)])  # type: ignore[arg-type]
     after = SkillSet([AgentSkill(**{**base, **change})])  # type: ignore[arg-type]
     assert before.signature != after.signature
+
+
+_NAMES = st.sampled_from(["a", "b", "c", "d", "e"])
+
+
+@given(
+    names=st.lists(_NAMES, min_size=1, max_size=5, unique=True),
+    contents=st.lists(st.text(min_size=1, max_size=5).filter(str.strip), min_size=5, max_size=5),
+    data=st.data(),
+)
+def test_signature_is_a_function_of_the_named_contents(
+    names: list[str], contents: list[str], data: st.DataObject
+) -> None:
+    skills = [_skill(name, contents[index]) for index, name in enumerate(names)]
+    shuffled = data.draw(st.permutations(skills))
+    assert SkillSet(skills).signature == SkillSet(shuffled).signature
+    changed = data.draw(st.sampled_from(range(len(skills))))
+    edited = list(skills)
+    edited[changed] = _skill(names[changed], contents[changed] + "!")
+    assert SkillSet(edited).signature != SkillSet(skills).signature
+
+
+_FILTERS = st.one_of(
+    st.builds(SkillFilter.all),
+    st.builds(SkillFilter.none),
+    st.builds(lambda n: SkillFilter.only(*n), st.frozensets(_NAMES)),
+    st.builds(lambda n: SkillFilter.except_(*n), st.frozensets(_NAMES)),
+    st.builds(lambda n: SkillFilter.enable(*n), st.frozensets(_NAMES)),
+    st.builds(lambda n: SkillFilter.disable(*n), st.frozensets(_NAMES)),
+)
+
+
+@given(base=_FILTERS, runtime=st.one_of(st.none(), _FILTERS), name=_NAMES)
+def test_overlay_law(base: SkillFilter, runtime: SkillFilter | None, name: str) -> None:
+    combined = base.overlay(runtime)
+    if runtime is None:
+        assert combined == base
+    elif not runtime.is_overlay:
+        assert combined.allows(name) == runtime.allows(name)
+    elif name in runtime.enabled or name in runtime.disabled:
+        assert combined.allows(name) == (name in runtime.enabled)
+    else:
+        assert combined.allows(name) == base.allows(name)
