@@ -57,6 +57,7 @@ import anyio
 
 from benches import cases as c
 from benches import engine as e
+from benches import skills as sk
 from benches import tools as t
 from benches import views as v
 
@@ -756,6 +757,47 @@ def _derived_lines(results: list[Measurement], group: str) -> list[str]:
     return [f"- {f.name}: {f.value_us:+.3f} µs per call above the floor ({f.how})" for f in figures]
 
 
+SKILL_CACHED = f"{sk.LOAD_SKILLS} skills, view cached"
+SKILL_COLD = f"{sk.LOAD_SKILLS} skills, first request (view built)"
+SKILL_LOAD_IMPL = "open_view + load_skill_through_path"
+SKILL_FLOOR = "floor: read SKILL.md"
+SKILL_VIEW_IMPL = "box(context).registry.view(state)"
+
+
+def bench_skill_load(repeats: int, target_s: float) -> list[Measurement]:
+    """A skill's ``SKILL.md`` loaded through a request's view (`benches.skills`)."""
+    out: list[Measurement] = []
+    with sk.work_dir() as work:
+        trip = sk.LoadTrip(sk.registry(), work)
+        if not sk.load_ok(anyio.run(trip.cached)) or not sk.load_ok(anyio.run(trip.cold)):
+            _note("skill_load", SKILL_CACHED, SKILL_LOAD_IMPL, "not timed, wrong outcome")
+            return out
+        floor = trip.floor_path()
+        read = t.Built(floor.read_text, False, _skill_outcome)
+        for case, call in ((SKILL_CACHED, trip.cached), (SKILL_COLD, trip.cold)):
+            impls = {SKILL_LOAD_IMPL: t.Built(call, True, _skill_outcome), SKILL_FLOOR: read}
+            out += measure_group_async("skill_load", case, impls, repeats, target_s)
+    return out
+
+
+def _skill_outcome(result: object) -> t.Outcome:
+    return t.Outcome(result is not None, result)
+
+
+def bench_skill_views(repeats: int, target_s: float) -> list[Measurement]:
+    """A request's view over 10 to 1,000 skills, its box cached (`benches.skills`)."""
+    impls: dict[tuple[str, str], Callable[[], object]] = {}
+    with sk.work_dir() as work:
+        base = sk.registry()
+        for size in sk.VIEW_SIZES:
+            request = sk.ViewOverSkills(base, size, work)
+            if not sk.view_ok(request.build(), size):
+                _note("skill_views", sk.view_case(size), SKILL_VIEW_IMPL, "not timed, wrong view")
+                continue
+            impls[sk.view_case(size), SKILL_VIEW_IMPL] = request.build
+        return measure_cases("skill_views", impls, repeats, target_s)
+
+
 # --- report ----------------------------------------------------------------------------------
 
 
@@ -852,6 +894,12 @@ def targets(results: list[Measurement]) -> list[Target]:
                 False,
             )
         )
+    few, many = sk.view_case(sk.VIEW_SIZES[0]), sk.view_case(sk.VIEW_SIZES[-1])
+    a = _find(results, "skill_views", many, SKILL_VIEW_IMPL)
+    b = _find(results, "skill_views", few, SKILL_VIEW_IMPL)
+    if a is not None and b is not None:
+        name = f"skill view: {many} / {few}"
+        out.append(Target(name, a.median_us / b.median_us, 1.5, False))
     return out
 
 
@@ -976,6 +1024,8 @@ GROUP_TITLES = {
         None,
         None,
     ),
+    "skill_load": ("Skill load through a request's view", SKILL_FLOOR, None),
+    "skill_views": ("A request's view over 10 to 1,000 skills, its box cached", None, None),
 }
 # The base column's header where the base is not a floor.
 BASE_LABELS = {"batch_wait": "x one call"}
@@ -1081,6 +1131,8 @@ BENCHES: dict[str, Callable[[int, float], list[Measurement]]] = {
     "batch_overhead": bench_batch_overhead,
     "middleware_cost": bench_middleware_cost,
     "approval_round_trip": bench_approval_round_trip,
+    "skill_load": bench_skill_load,
+    "skill_views": bench_skill_views,
 }
 
 

@@ -23,6 +23,7 @@ import ferrotool
 from benches import cases as c
 from benches import engine as e
 from benches import run
+from benches import skills as sk
 from benches import tools as t
 from benches import views as v
 
@@ -234,6 +235,7 @@ def test_harness_quick_run(tmp_path: Any) -> None:
     groups = {row["group"] for row in document["results"]}
     assert {"call", "derive", "tool_async", "tool_inline", "tool_thread", "tool_register"} <= groups
     assert {"view_build", "view_schemas", "reset_tools"} <= groups
+    assert {"skill_load", "skill_views"} <= groups
     assert ("tool_schemas" in groups) is t.HAS_PROVIDERS
     tool_rows = {(row["group"], row["case"], row["impl"]) for row in document["results"]}
     for case in c.CASES:
@@ -247,6 +249,7 @@ def test_harness_quick_run(tmp_path: Any) -> None:
     assert any(row["case"] == run.SCHEMAS_COLD for row in document["results"])
     targets = {target["name"] for target in document["targets"]}
     assert f"{run.VIEW_IMPL}: 100,000 tools / 10 tools" in targets
+    assert "skill view: 1,000 skills / 10 skills" in targets
     notes = document["notes"]
     assert all("wrong outcome" not in note["text"] for note in notes), notes
     assert all("not timed" not in note["text"] for note in notes), notes
@@ -566,3 +569,25 @@ def test_approval_round_trip_in_redis() -> None:
         assert list(client.scan_iter(match=f"{prefix}*")) == []  # every key deleted
     finally:
         client.close()
+
+
+# --- skills (`benches.skills`) ------------------------------------------------------------------
+
+
+def test_skill_load_cached_and_cold() -> None:
+    with sk.work_dir() as work:
+        trip = sk.LoadTrip(sk.registry(), work)
+        assert sk.load_ok(anyio.run(trip.cached))
+        assert sk.load_ok(anyio.run(trip.cold))
+        assert trip.floor_path().read_text().startswith('---\nname: "skill-0"')
+        assert not sk.load_ok(None)
+
+
+@pytest.mark.parametrize("size", sk.VIEW_SIZES)
+def test_skill_view_lists_every_skill(size: int) -> None:
+    with sk.work_dir() as work:
+        request = sk.ViewOverSkills(sk.registry(), size, work)
+        view = request.build()
+        assert sk.view_ok(view, size)
+        assert request.build().get_spec(sk.LOAD_SKILL) == view.get_spec(sk.LOAD_SKILL)
+        assert "bound_0" not in view

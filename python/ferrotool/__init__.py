@@ -84,6 +84,7 @@ from ferrotool.errors import (
     ResumeError,
     SchemaError,
     SessionConflict,
+    SkillError,
     SuspendTool,
     ValidationError,
 )
@@ -161,6 +162,7 @@ __all__ = [
     "SessionConflict",
     "SessionKey",
     "SessionStore",
+    "SkillError",
     "StrictSchemaWarning",
     "SuspendTool",
     "Suspension",
