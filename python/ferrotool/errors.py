@@ -76,6 +76,15 @@ class ResumeError(FerrotoolError, ValueError):
     """
 
 
+class McpError(FerrotoolError, RuntimeError):
+    """An MCP client could not do what was asked: it is not initialized, its server could not
+    be reached or answered with an error, or a call timed out.
+
+    Inside a toolkit these become error results of the calls; they are raised only to code
+    that uses an `McpClient` directly.
+    """
+
+
 class SuspendTool(FerrotoolError):
     """Raised by a tool to hand its call to someone else: the call ends suspended.
 
@@ -95,6 +104,7 @@ __all__ = [
     "CliError",
     "FerrotoolError",
     "InjectionError",
+    "McpError",
     "RegistrationError",
     "ResumeError",
     "SchemaError",
