@@ -77,11 +77,11 @@ class ResumeError(FerrotoolError, ValueError):
 
 
 class McpError(FerrotoolError, RuntimeError):
-    """An MCP client could not do what was asked: it is not initialized, its server could not
-    be reached or answered with an error, or a call timed out.
+    """An MCP client could not do what was asked.
 
-    Inside a toolkit these become error results of the calls; they are raised only to code
-    that uses an `McpClient` directly.
+    It is not initialized, its server could not be reached or answered with an error, or a
+    call timed out. Inside a toolkit these become error results of the calls; they are raised
+    only to code that uses an `McpClient` directly.
     """
 
 

@@ -27,6 +27,10 @@ SERVER_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,32}")
 """An MCP client's name: it becomes part of every tool name, so it follows the tool-name
 alphabet, and leaves room for the tool's own name within the 64 characters."""
 
+SESSION_META_KEY: Final = "io.ferrotool/session"
+"""The ``_meta`` entry that carries a stateless (2026-07-28) client's session id: `ferrotool
+serve` puts it in its results, and ferrotool's client sends it back with its requests."""
+
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9_-]")
 _DIGEST: Final = 8
 EMPTY_SCHEMA: Final[Mapping[str, JsonValue]] = {"type": "object", "properties": {}, "required": []}
@@ -172,6 +176,7 @@ def texts(blocks: Sequence[ContentBlock]) -> str:
 
 __all__ = [
     "EMPTY_SCHEMA",
+    "SESSION_META_KEY",
     "check_server_name",
     "content_block",
     "result_block",

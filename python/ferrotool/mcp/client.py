@@ -41,7 +41,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ferrotool._values.context import RuntimeContext
 from ferrotool._values.json import JsonValue
 from ferrotool.errors import McpError
-from ferrotool.mcp._convert import check_server_name
+from ferrotool.mcp._convert import SESSION_META_KEY, check_server_name
 from mcp import Client, MCPError
 
 _log: Final = logging.getLogger("ferrotool.mcp")
@@ -127,6 +127,7 @@ class _Connection:
 
     client: Client
     tools: tuple[types.Tool, ...]
+    session: str | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
     broken: BaseException | None = None
 
@@ -467,8 +468,9 @@ class McpClient:
             async with contextlib.AsyncExitStack() as stack:
                 client = await self._client(stack)
                 await stack.enter_async_context(client)
-                tools = await _list_all(client)
-                connection = _Connection(client, tools)
+                session: dict[str, str] = {}
+                tools = await _list_all(client, session)
+                connection = _Connection(client, tools, session.get("id"))
                 if _listens(client):
                     stack.enter_context(_cancelling(self._task_group, self._listen, connection))
                 task_status.started(connection)
@@ -544,7 +546,7 @@ class McpClient:
 
     async def _refresh(self, connection: _Connection) -> None:
         try:
-            tools = await _list_all(connection.client)
+            tools = await _list_all(connection.client, _session_box(connection))
         except Exception as exc:
             _log.warning("MCP server '%s': listing after a change failed: %s", self.name, exc)
             return
@@ -564,7 +566,9 @@ class McpClient:
         self._live()
         connection = await self._connect()
         try:
-            connection.tools = self._tools = await _list_all(connection.client)
+            connection.tools = self._tools = await _list_all(
+                connection.client, _session_box(connection)
+            )
         except MCPError as exc:
             raise McpError(f"MCP server '{self.name}' failed to list its tools: {exc}") from exc
         return connection.tools
@@ -604,6 +608,9 @@ class McpClient:
         call = _InFlight(anyio.CancelScope())
         self._inflight.add(call)
         token = _CALL_HEADERS.set(headers) if headers else None
+        sent: dict[str, Any] = dict(meta or {})
+        if connection.session is not None:
+            sent[SESSION_META_KEY] = connection.session
         try:
             with call.scope:
                 result = await connection.client.call_tool(
@@ -611,7 +618,7 @@ class McpClient:
                     dict(arguments or {}),
                     read_timeout_seconds=timeout or self.request_timeout,
                     progress_callback=on_progress,
-                    meta=dict(meta) if meta else None,  # type: ignore[arg-type]  # JSON values
+                    meta=sent or None,  # type: ignore[arg-type]  # JSON values
                 )
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
@@ -649,6 +656,9 @@ class McpClient:
         if call.fault is not None:
             raise McpError(call.fault)
         self._failures = 0
+        given = (result.meta or {}).get(SESSION_META_KEY)
+        if isinstance(given, str) and given:
+            connection.session = given
         return result
 
     def _broken(self, connection: _Connection, why: BaseException) -> None:
@@ -709,13 +719,25 @@ def _listens(client: Client) -> bool:
     return tools is not None and bool(tools.list_changed)
 
 
-async def _list_all(client: Client) -> tuple[types.Tool, ...]:
-    """Every page of ``tools/list`` (bounded: a cursor seen twice ends the walk)."""
+def _session_box(connection: _Connection) -> dict[str, str]:
+    return {} if connection.session is None else {"id": connection.session}
+
+
+async def _list_all(client: Client, session: dict[str, str]) -> tuple[types.Tool, ...]:
+    """Every page of ``tools/list`` (bounded: a cursor seen twice ends the walk).
+
+    On a stateless connection to a server that keeps sessions by ``_meta`` (`ferrotool serve`),
+    ``session["id"]`` is sent, or set from the listing, so the listing is the session's.
+    """
     tools: list[types.Tool] = []
     cursor: str | None = None
     seen: set[str] = set()
     for _ in range(_PAGE_CAP):
-        page = await client.list_tools(cursor=cursor)
+        meta: Any = {SESSION_META_KEY: session["id"]} if "id" in session else None
+        page = await client.list_tools(cursor=cursor, meta=meta, cache_mode="bypass")
+        given = (page.meta or {}).get(SESSION_META_KEY)
+        if "id" not in session and isinstance(given, str) and given:
+            session["id"] = given
         tools.extend(page.tools)
         cursor = page.next_cursor
         if cursor is None or cursor in seen:

@@ -95,7 +95,8 @@ def store_from_url(url: str | None) -> SessionStore | None:
     if url.startswith(("redis://", "rediss://", "unix://")):
         from ferrotool.redis import RedisSessionStore
 
-        return RedisSessionStore.from_url(url, prefix="ferrotool:mcp:")
+        # Sessions end without saying so: a day after its last change, a session's state goes.
+        return RedisSessionStore.from_url(url, prefix="ferrotool:mcp:", ttl=86400)
     raise ValueError(f"unknown store {url!r}: expected redis://... or memory")
 
 

@@ -45,10 +45,7 @@ from ferrotool._values.content import JsonBlock, TextBlock
 from ferrotool._values.context import RuntimeContext, ToolProgress
 from ferrotool._values.json import JsonValue
 from ferrotool.errors import ResumeError
-from ferrotool.mcp._convert import wire_result
-
-SESSION_META_KEY: Final = "io.ferrotool/session"
-"""The ``_meta`` entry that carries a stateless client's session id (results carry it too)."""
+from ferrotool.mcp._convert import SESSION_META_KEY, wire_result
 
 _ASK: Final = "ferrotool"
 """The key of ferrotool's question in an ``InputRequiredResult``."""
@@ -125,8 +122,14 @@ class McpToolServer:
     def _session(self, ctx: ServerRequestContext[Any, Any]) -> tuple[str, bool]:
         """The call's session id, and whether the client must be told it (stateless)."""
         request = ctx.request
-        if request is None:  # stdio (or in-process): the process is the session
-            return self._process_session, False
+        if request is None:
+            # stdio or in-process: the connection is the session. Its scratch state is the
+            # SDK's `Connection.state`, which the request context reaches only privately.
+            scratch = getattr(getattr(ctx.session, "_connection", None), "state", None)
+            if not isinstance(scratch, dict):
+                return self._process_session, False
+            sid = scratch.setdefault(SESSION_META_KEY, uuid.uuid4().hex)
+            return str(sid), False
         headers = request.headers
         sid = headers.get("mcp-session-id") or request.query_params.get("session_id")
         if sid:

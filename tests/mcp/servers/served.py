@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import anyio
@@ -96,4 +97,17 @@ def toolkit() -> Toolkit:
             }
         )
     )
+    return kit
+
+
+@tool(read_only=True)
+def pid() -> int:
+    """The serving process's id."""
+    return os.getpid()
+
+
+def toolkit_with_pid() -> Toolkit:
+    """The served toolkit, plus ``pid`` (which worker process answered)."""
+    kit = toolkit()
+    kit.register(pid)
     return kit
