@@ -16,6 +16,7 @@ import pytest
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_support import PYTHON, SERVERS, free_port, stop, wait_port
+from mcp_types import HEADER_MISMATCH
 from servers.served import toolkit
 
 from ferrotool import Toolkit, ToolResultState, ToolUseBlock
@@ -323,3 +324,45 @@ def test_workers_need_a_shared_store() -> None:
     )
     assert done.returncode == 2
     assert "--workers needs" in done.stderr
+
+
+def _post(port: int, body: dict[str, Any], **headers: str) -> httpx2.Response:
+    base = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": str(body["params"]["name"]),
+    }
+    return httpx2.post(
+        f"http://127.0.0.1:{port}/mcp", content=orjson.dumps(body), headers={**base, **headers}
+    )
+
+
+def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    params = {"name": name, "arguments": arguments, "_meta": meta}
+    return {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+
+
+def test_a_plain_stateless_call_answers_like_the_sdk_would(http_server: tuple[str, int]) -> None:
+    transport, port = http_server
+    if transport != "streamable-http":
+        pytest.skip("the fast path is streamable HTTP's")
+    answer = _post(port, _call("add", {"a": 1, "b": 2})).json()
+    result = answer["result"]
+    assert answer["id"] == 7
+    assert result["content"] == [{"type": "text", "text": '{"total":3}'}]
+    assert result["resultType"] == "complete"
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "ferrotool"
+    assert result["_meta"]["io.ferrotool/session"]
+    invalid = _post(port, _call("add", {"a": "x"})).json()["result"]
+    assert invalid["isError"] is True
+    assert "a: expected integer" in invalid["content"][0]["text"]
+    # The SDK's own answers where the envelope is wrong: the fast path stands aside.
+    mismatch = _post(port, _call("add", {"a": 1, "b": 2}), **{"mcp-name": "other"})
+    assert mismatch.status_code == 400
+    assert mismatch.json()["error"]["code"] == HEADER_MISMATCH

@@ -74,6 +74,9 @@ def http_app(
 ) -> ASGIApp:
     """Streamable HTTP at ``/mcp``, both protocol eras.
 
+    A plain 2026-07-28 ``tools/call`` takes ferrotool's fast path (`ferrotool.mcp._fast`);
+    everything else is the SDK's.
+
     Args:
         server: What to serve.
         host: The address served (a loopback one turns DNS-rebinding protection on).
@@ -81,11 +84,17 @@ def http_app(
             which the server's store must keep there too), so that several worker processes
             serve one session.
     """
+    from ferrotool.mcp._fast import FastCalls
+
+    security = _security(host)
+    app: ASGIApp
     if redis_url is not None:
         from ferrotool.mcp._shared import SharedHttpApp
 
-        return SharedHttpApp(server, redis_url, security=_security(host)).starlette()
-    return server.server.streamable_http_app(transport_security=_security(host), host=host)
+        app = SharedHttpApp(server, redis_url, security=security).starlette()
+    else:
+        app = server.server.streamable_http_app(transport_security=security, host=host)
+    return FastCalls(app, server, security)
 
 
 def store_from_url(url: str | None) -> SessionStore | None:

@@ -32,14 +32,22 @@ import mcp_types as types
 import orjson
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
+from mcp_types import SERVER_INFO_META_KEY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ferrotool import __version__
 from ferrotool._execution.batch import Confirmation, waiting
 from ferrotool._registry.toolkit import Registry, Toolkit
+from ferrotool._registry.view import ToolView
 from ferrotool._session.memory import InMemorySessionStore
 from ferrotool._session.pending import PendingToolCall, SuspensionKind
-from ferrotool._session.state import SessionStore, session_key, update_session
+from ferrotool._session.state import (
+    EMPTY_STATE,
+    SessionKey,
+    SessionStore,
+    session_key,
+    update_session,
+)
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.content import JsonBlock, TextBlock
 from ferrotool._values.context import RuntimeContext, ToolProgress
@@ -86,7 +94,15 @@ class McpToolServer:
         store: The session store.
     """
 
-    __slots__ = ("_context", "_parsed", "_process_session", "registry", "server", "store")
+    __slots__ = (
+        "_context",
+        "_parsed",
+        "_process_session",
+        "_stamp_info",
+        "registry",
+        "server",
+        "store",
+    )
 
     def __init__(
         self,
@@ -110,6 +126,7 @@ class McpToolServer:
             # without this it would list the tools on every call to find out.
             get_tool_input_schema=_no_schema,
         )
+        self._stamp_info = self.server.server_info_stamp
         # Registered as plain handlers: they answer wire dicts (the cached definitions),
         # which the runner checks against the negotiated version like any result.
         self.server.add_request_handler(
@@ -118,6 +135,34 @@ class McpToolServer:
         self.server.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
 
     # - sessions -
+
+    async def _view(self, sid: str, fresh: bool) -> ToolView:
+        """The session's view (a session just minted has nothing stored: no load)."""
+        key = SessionKey("", sid)
+        state = EMPTY_STATE if fresh else await self.store.load(key)
+        return self.registry.view(state, store=self.store, key=key)
+
+    async def answer(
+        self, request_id: object, name: str, arguments: object, meta: object
+    ) -> dict[str, Any] | None:
+        """A 2026-07-28 ``tools/call`` answered without the SDK's per-request machinery.
+
+        The fast path of `ferrotool.mcp._fast`: the request was checked by the SDK's own
+        envelope ladder already. ``None`` when the call waits (an approval, a client-run tool):
+        the request then goes the SDK's way, which asks the client.
+        """
+        given = meta.get(SESSION_META_KEY) if isinstance(meta, dict) else None
+        fresh = not (isinstance(given, str) and given)
+        sid = uuid.uuid4().hex if fresh else str(given)
+        view = await self._view(sid, fresh)
+        call = ToolUseBlock(str(request_id), name, orjson.dumps(arguments or {}).decode())
+        result = await view.call_tool(call, self._context.with_ids(session_id=sid))
+        if result.needs_approval or result.is_suspended:
+            return None
+        body = self._wire(result)
+        body["resultType"] = "complete"
+        body["_meta"] = {SESSION_META_KEY: sid, SERVER_INFO_META_KEY: self._stamp_info}
+        return body
 
     def _session(self, ctx: ServerRequestContext[Any, Any]) -> tuple[str, bool]:
         """The call's session id, and whether the client must be told it (stateless)."""
@@ -138,7 +183,7 @@ class McpToolServer:
         given = meta.get(SESSION_META_KEY) if isinstance(meta, dict) else None
         if isinstance(given, str) and given:
             return given, True
-        return uuid.uuid4().hex, True
+        return uuid.uuid4().hex, True  # a session of one call: nothing is stored for it yet
 
     def _stamp(
         self, ctx: ServerRequestContext[Any, Any], body: dict[str, Any], sid: str, tell: bool
@@ -184,7 +229,7 @@ class McpToolServer:
             params.name,
             orjson.dumps(params.arguments or {}).decode(),
         )
-        view = await self.registry.open_view(context, self.store)
+        view = await self._view(sid, tell and not _has_session_meta(ctx))
         if not _wants_progress(ctx):
             result = await view.call_tool(call, context)
         else:
@@ -276,6 +321,11 @@ class McpToolServer:
         except ResumeError as exc:
             return ToolResultBlock.error(str(exc), id=call.id, name=call.name)
         return batch.results[0]
+
+
+def _has_session_meta(ctx: ServerRequestContext[Any, Any]) -> bool:
+    meta = (ctx.params or {}).get("_meta")
+    return isinstance(meta, dict) and bool(meta.get(SESSION_META_KEY))
 
 
 def _wants_progress(ctx: ServerRequestContext[Any, Any]) -> bool:
