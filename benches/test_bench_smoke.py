@@ -21,6 +21,7 @@ import pytest
 
 import ferrotool
 from benches import cases as c
+from benches import mcp_bench as mb
 from benches import run
 from benches import tools as t
 from benches import views as v
@@ -233,6 +234,7 @@ def test_harness_quick_run(tmp_path: Any) -> None:
     groups = {row["group"] for row in document["results"]}
     assert {"call", "derive", "tool_async", "tool_inline", "tool_thread", "tool_register"} <= groups
     assert {"view_build", "view_schemas", "reset_tools"} <= groups
+    assert {"mcp_client", "mcp_serve"} <= groups
     assert ("tool_schemas" in groups) is t.HAS_PROVIDERS
     tool_rows = {(row["group"], row["case"], row["impl"]) for row in document["results"]}
     for case in c.CASES:
@@ -354,3 +356,23 @@ def test_reset_tools_round_trip_in_redis() -> None:
         assert list(client.scan_iter(match=f"{prefix}*")) == []  # every key deleted
     finally:
         client.close()
+
+
+# --- MCP (`benches.mcp_bench`) ----------------------------------------------------------------
+
+
+def test_mcp_clients_agree() -> None:
+    async def both() -> tuple[str, str]:
+        pair = mb.ClientPair()
+        async with pair.opened():
+            return await pair.bare(), await pair.ferrotool()
+
+    assert anyio.run(both) == ("3", "3")
+
+
+@pytest.mark.parametrize("kind", mb.SERVERS)
+def test_mcp_load_checks_every_answer(kind: str) -> None:
+    with mb.server(kind) as port:
+        load = mb.run_load(port, 30, 5)
+    assert len(load.latencies_s) == 30
+    assert load.throughput > 0

@@ -10,7 +10,7 @@
   so the load generator costs the same for every server). Throughput and the latencies'
   p50/p99; ``ferrotool serve`` also with 2 worker processes (a shared Redis store).
 
-Run a server alone with ``python -m benches.mcp ferrotool|sdk|fastmcp PORT``.
+Run a server alone with ``python -m benches.mcp_bench ferrotool|sdk|fastmcp PORT``.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from typing import Any
 import anyio
 import orjson
 
-from ferrotool import Toolkit, tool
+from ferrotool import Toolkit, ToolUseBlock, tool
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ("ferrotool", "sdk", "fastmcp")
@@ -53,7 +53,7 @@ _HEADERS = {
 
 
 def ferrotool_toolkit() -> Toolkit:
-    """``add`` as a ferrotool toolkit (`ferrotool serve benches.mcp:ferrotool_toolkit`)."""
+    """``add`` as a ferrotool toolkit (`ferrotool serve benches.mcp_bench:ferrotool_toolkit`)."""
 
     @tool
     async def add(a: int, b: int) -> int:
@@ -131,12 +131,13 @@ def server(kind: str, *, workers: int = 1, store: str | None = None) -> Iterator
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     if kind == "ferrotool":
-        command = [sys.executable, "-m", "ferrotool", "serve", "benches.mcp:ferrotool_toolkit"]
+        target = "benches.mcp_bench:ferrotool_toolkit"
+        command = [sys.executable, "-m", "ferrotool", "serve", target]
         command += ["--transport", "streamable-http", "--port", str(port)]
         if workers > 1:
             command += ["--workers", str(workers), "--store", store or ""]
     else:
-        command = [sys.executable, "-m", "benches.mcp", kind, str(port)]
+        command = [sys.executable, "-m", "benches.mcp_bench", kind, str(port)]
     process = subprocess.Popen(
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -281,7 +282,7 @@ def run_load(port: int, calls: int, concurrency: int) -> Load:
 
 def stdio_command() -> list[str]:
     """The stdio server both clients call: the SDK's `MCPServer` with ``add``."""
-    return [sys.executable, "-m", "benches.mcp", "stdio"]
+    return [sys.executable, "-m", "benches.mcp_bench", "stdio"]
 
 
 def median(values: list[float]) -> float:
@@ -294,3 +295,56 @@ if __name__ == "__main__":
         _sdk_server().run()
     else:
         serve_peer(kind, int(sys.argv[2]))
+
+
+class ClientPair:
+    """The two clients the client benchmark compares, each on its own copy of the server.
+
+    `opened` connects both (inside the timing's event loop); `bare` and `ferrotool` then make
+    one call each and return the result's text.
+    """
+
+    def __init__(self) -> None:
+        self._session: Any = None
+        self._toolkit: Any = None
+
+    @staticmethod
+    def bare_client() -> Any:
+        from mcp import Client, StdioServerParameters
+
+        command = stdio_command()
+        parameters = StdioServerParameters(
+            command=command[0], args=command[1:], env={"PYTHONPATH": str(ROOT)}
+        )
+        return Client(parameters, cache=None)
+
+    @staticmethod
+    def ferrotool_client() -> Any:
+        from ferrotool.mcp import McpClient
+
+        command = stdio_command()
+        return McpClient.stdio("bench", command[0], command[1:], env={"PYTHONPATH": str(ROOT)})
+
+    @asynccontextmanager
+    async def opened(self) -> AsyncIterator[ClientPair]:
+        bare, ferro = self.bare_client(), self.ferrotool_client()
+        toolkit = Toolkit()
+        async with bare, ferro:
+            await toolkit.register_mcp(ferro)
+            await bare.list_tools()
+            self._session, self._toolkit = bare.session, toolkit
+            try:
+                yield self
+            finally:
+                self._session = self._toolkit = None
+
+    async def bare(self) -> str:
+        result = await self._session.call_tool("add", {"a": 1, "b": 2})
+        return str(result.content[0].text)
+
+    async def ferrotool(self) -> str:
+        result = await self._toolkit.call_tool(_FERRO_CALL)
+        return str(result.content)
+
+
+_FERRO_CALL = ToolUseBlock("bench", "mcp__bench__add", '{"a": 1, "b": 2}')
