@@ -13,6 +13,7 @@ import httpx2
 import mcp_types as types
 import orjson
 import pytest
+from mcp import Client, StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_support import PYTHON, SERVERS, free_port, stop, wait_port
@@ -22,7 +23,6 @@ from servers.served import toolkit
 from ferrotool import Toolkit, ToolResultState, ToolUseBlock
 from ferrotool.mcp import McpClient
 from ferrotool.mcp.server import McpToolServer
-from mcp import Client, StdioServerParameters
 
 ENV = {
     **os.environ,

@@ -31,6 +31,7 @@ import anyio.abc
 import orjson
 import redis.asyncio as aioredis
 from anyio.streams.memory import MemoryObjectSendStream
+from mcp import MCPError
 from mcp.server.connection import Connection
 from mcp.server.runner import serve_one
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
@@ -49,7 +50,6 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from ferrotool.mcp.server import McpToolServer
-from mcp import MCPError
 
 DEFAULT_SESSION_TTL: Final = 3600.0
 """Seconds a handshake-era session lives after its last request."""

@@ -14,13 +14,10 @@ flight instead of hanging them. Start-up and each request have their own timeout
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import contextvars
 import logging
 import math
-import sys
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType, TracebackType
@@ -30,19 +27,28 @@ import anyio
 import anyio.abc
 import httpx2
 import mcp_types as types
+from mcp import Client, MCPError
 from mcp.client.session import IncomingMessage
-from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ferrotool._values.context import RuntimeContext
 from ferrotool._values.json import JsonValue
 from ferrotool.errors import McpError
 from ferrotool.mcp._convert import SESSION_META_KEY, check_server_name
-from mcp import Client, MCPError
+from ferrotool.mcp._transport import (
+    CALL_HEADERS,
+    Http,
+    Sse,
+    Stdio,
+    Target,
+    describe,
+    list_all,
+    listens,
+    sdk_client,
+    snippet,
+    spawn,
+)
 
 _log: Final = logging.getLogger("ferrotool.mcp")
 
@@ -50,9 +56,6 @@ DEFAULT_STARTUP_TIMEOUT: Final = 30.0
 """Seconds to connect, negotiate and list the tools (AgentScope's default)."""
 DEFAULT_REQUEST_TIMEOUT: Final = 120.0
 """Seconds one request may take (AgentScope's default)."""
-_PAGE_CAP: Final = 1000
-_HTTP_TIMEOUT: Final = 30.0
-_HTTP_READ_TIMEOUT: Final = 300.0
 
 Mode: TypeAlias = Literal["auto", "legacy"] | str
 """How the protocol version is chosen: ``"auto"`` (probe, fall back to the handshake),
@@ -66,12 +69,6 @@ ProgressHandler: TypeAlias = ProgressFnT
 
 ToolsListener: TypeAlias = Callable[[tuple[types.Tool, ...]], Awaitable[None]]
 """Receives the server's new tool listing after it said the list changed."""
-
-_CALL_HEADERS: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
-    "ferrotool_mcp_call_headers", default=None
-)
-"""The headers of the call being sent: the SDK sends each HTTP request in a context copied
-from the caller's, so a request hook reads them here."""
 
 
 @final
@@ -87,38 +84,6 @@ class McpMeta:
     """
 
     values: Mapping[str, JsonValue] = field(default_factory=lambda: MappingProxyType({}))
-
-
-@dataclass(frozen=True, slots=True)
-class _Stdio:
-    command: str
-    args: tuple[str, ...]
-    env: Mapping[str, str] | None
-    cwd: str | None
-
-    def describe(self) -> str:
-        return " ".join((self.command, *self.args))
-
-
-@dataclass(frozen=True, slots=True)
-class _Sse:
-    url: str
-    headers: Mapping[str, str]
-
-    def describe(self) -> str:
-        return self.url
-
-
-@dataclass(frozen=True, slots=True)
-class _Http:
-    url: str
-    headers: Mapping[str, str]
-
-    def describe(self) -> str:
-        return self.url
-
-
-_Target: TypeAlias = _Stdio | _Sse | _Http
 
 
 @dataclass(slots=True, eq=False)
@@ -138,18 +103,13 @@ class _InFlight:
     fault: str | None = None
 
 
-async def _add_call_headers(request: httpx2.Request) -> None:
-    headers = _CALL_HEADERS.get()
-    if headers:
-        request.headers.update(headers)
-
-
 @final
 class McpClient:
     """One MCP server's tools, for a `Toolkit` (`Toolkit.register_mcp`) or called directly.
 
     Build one with `stdio`, `sse` or `streamable_http`; `initialize` connects (and is a no-op
-    when connected), `close` disconnects. ``async with`` does both.
+    when connected), `close` disconnects. ``async with`` does both. The connection is held by
+    a task of the client's own, on the running asyncio event loop.
 
     Args:
         name: The server's name in tool names (``mcp__{name}__{tool}``): 1 to 32 letters,
@@ -191,7 +151,7 @@ class McpClient:
     def __init__(
         self,
         name: str,
-        target: _Target,
+        target: Target,
         *,
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
@@ -246,7 +206,7 @@ class McpClient:
         The process gets the SDK's short list of safe environment variables (``PATH``,
         ``HOME``...) plus ``env``.
         """
-        target = _Stdio(command, tuple(args), env, None if cwd is None else str(cwd))
+        target = Stdio(command, tuple(args), env, None if cwd is None else str(cwd))
         return cls(
             name,
             target,
@@ -273,7 +233,7 @@ class McpClient:
         """A server behind the SSE transport (the one streamable HTTP superseded)."""
         return cls(
             name,
-            _Sse(url, MappingProxyType(dict(headers or {}))),
+            Sse(url, MappingProxyType(dict(headers or {}))),
             startup_timeout=startup_timeout,
             request_timeout=request_timeout,
             mode=mode,
@@ -312,7 +272,7 @@ class McpClient:
         """
         return cls(
             name,
-            _Http(url, MappingProxyType(dict(headers or {}))),
+            Http(url, MappingProxyType(dict(headers or {}))),
             startup_timeout=startup_timeout,
             request_timeout=request_timeout,
             mode=mode,
@@ -427,7 +387,7 @@ class McpClient:
                 self._connection = None
                 done.set()
 
-        _spawn(host)
+        spawn(host)
         await started.wait()
 
     async def _connect(self) -> _Connection:
@@ -455,7 +415,7 @@ class McpClient:
                 self._failures += 1
                 raise McpError(
                     f"MCP server '{self.name}' ({self._target.describe()}) could not be "
-                    f"reached: {_describe(exc)}"
+                    f"reached: {describe(exc)}"
                 ) from exc
             self._connection = connection
             self._tools = connection.tools
@@ -466,64 +426,38 @@ class McpClient:
         connection: _Connection | None = None
         try:
             async with contextlib.AsyncExitStack() as stack:
-                client = await self._client(stack)
+                client = await sdk_client(
+                    self._target,
+                    stack,
+                    mode=self.mode,
+                    read_timeout_seconds=self.request_timeout,
+                    message_handler=self._on_message,
+                    cache=None,
+                )
                 await stack.enter_async_context(client)
                 session: dict[str, str] = {}
-                tools = await _list_all(client, session)
+                tools = await list_all(client, session)
                 connection = _Connection(client, tools, session.get("id"))
-                if _listens(client):
+                if listens(client):
                     stack.enter_context(_cancelling(self._task_group, self._listen, connection))
                 task_status.started(connection)
                 await connection.done.wait()
         except Exception as exc:
             if connection is None:
                 raise  # before it was handed over: the starter sees why
-            _log.warning("MCP server '%s' connection ended: %s", self.name, _describe(exc))
+            _log.warning("MCP server '%s' connection ended: %s", self.name, describe(exc))
         finally:
             if connection is not None:
                 connection.broken = connection.broken or ConnectionError("closed")
                 if self._connection is connection:
                     self._connection = None
 
-    async def _client(self, stack: contextlib.AsyncExitStack) -> Client:
-        """The SDK client for the target (its transport entered on ``stack`` by the client)."""
-        target = self._target
-        options: dict[str, Any] = {
-            "mode": self.mode,
-            "read_timeout_seconds": self.request_timeout,
-            "message_handler": self._on_message,
-            "cache": None,
-        }
-        if isinstance(target, _Stdio):
-            parameters = StdioServerParameters(
-                command=target.command,
-                args=list(target.args),
-                env=None if target.env is None else dict(target.env),
-                cwd=target.cwd,
-            )
-            return Client(stdio_client(parameters, errlog=sys.stderr), **options)
-        if isinstance(target, _Sse):
-            transport = sse_client(
-                target.url,
-                headers=dict(target.headers),
-                timeout=_HTTP_TIMEOUT,
-                sse_read_timeout=_HTTP_READ_TIMEOUT,
-            )
-            return Client(transport, **options)
-        http = httpx2.AsyncClient(
-            headers=dict(target.headers),
-            timeout=httpx2.Timeout(_HTTP_TIMEOUT, read=_HTTP_READ_TIMEOUT),
-            event_hooks={"request": [_add_call_headers]},
-        )
-        await stack.enter_async_context(http)
-        return Client(streamable_http_client(target.url, http_client=http), **options)
-
     async def _on_message(self, message: IncomingMessage) -> None:
         """Notifications and transport faults from the server."""
         if isinstance(message, Exception):
             # Not JSON-RPC (a stray print on a stdio server's stdout): whatever the calls in
             # flight were waiting for may never come, so they fail now, with the reason.
-            fault = f"the MCP server sent something that is not JSON-RPC: {_snippet(message)}"
+            fault = f"the MCP server sent something that is not JSON-RPC: {snippet(message)}"
             _log.warning("MCP server '%s': %s", self.name, fault)
             for call in tuple(self._inflight):
                 call.fault = fault
@@ -542,11 +476,11 @@ class McpClient:
                 async for _event in subscription:
                     await self._refresh(connection)
         except Exception as exc:
-            _log.info("MCP server '%s': tool list not followed: %s", self.name, _describe(exc))
+            _log.info("MCP server '%s': tool list not followed: %s", self.name, describe(exc))
 
     async def _refresh(self, connection: _Connection) -> None:
         try:
-            tools = await _list_all(connection.client, _session_box(connection))
+            tools = await list_all(connection.client, _session_box(connection))
         except Exception as exc:
             _log.warning("MCP server '%s': listing after a change failed: %s", self.name, exc)
             return
@@ -566,7 +500,7 @@ class McpClient:
         self._live()
         connection = await self._connect()
         try:
-            connection.tools = self._tools = await _list_all(
+            connection.tools = self._tools = await list_all(
                 connection.client, _session_box(connection)
             )
         except MCPError as exc:
@@ -607,7 +541,7 @@ class McpClient:
         connection = await self._connect()
         call = _InFlight(anyio.CancelScope())
         self._inflight.add(call)
-        token = _CALL_HEADERS.set(headers) if headers else None
+        token = CALL_HEADERS.set(headers) if headers else None
         sent: dict[str, Any] = dict(meta or {})
         if connection.session is not None:
             sent[SESSION_META_KEY] = connection.session
@@ -633,7 +567,7 @@ class McpClient:
                     f"MCP server '{self.name}' did not answer within {seconds:g} s "
                     "(the call was cancelled on the server)"
                 ) from exc
-            raise McpError(_describe(exc)) from exc
+            raise McpError(describe(exc)) from exc
         except (
             httpx2.HTTPError,
             OSError,
@@ -643,16 +577,16 @@ class McpClient:
             self._broken(connection, exc)
             raise McpError(
                 f"the connection to MCP server '{self.name}' failed during the call "
-                f"(it is opened again for the next call): {_describe(exc)}"
+                f"(it is opened again for the next call): {describe(exc)}"
             ) from exc
         except (RuntimeError, ValueError) as exc:
             # The SDK's checks of the answer: a result that is not a CallToolResult of the
             # negotiated version, or structured content against the tool's output schema.
-            raise McpError(f"MCP server '{self.name}' answered badly: {_describe(exc)}") from exc
+            raise McpError(f"MCP server '{self.name}' answered badly: {describe(exc)}") from exc
         finally:
             self._inflight.discard(call)
             if token is not None:
-                _CALL_HEADERS.reset(token)
+                CALL_HEADERS.reset(token)
         if call.fault is not None:
             raise McpError(call.fault)
         self._failures = 0
@@ -673,21 +607,6 @@ class McpClient:
     def __repr__(self) -> str:
         state = "initialized" if self.is_initialized else "not initialized"
         return f"<McpClient {self.name!r} {self._target.describe()!r} {state}>"
-
-
-def _spawn(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    """Run ``function`` in a task of its own, outside the caller's cancel scopes.
-
-    anyio has no task without a parent task group, so this is asyncio's (the event loop the
-    project runs on); the task keeps its own anyio task group inside.
-    """
-    task: asyncio.Task[None] = asyncio.get_running_loop().create_task(function())
-    _TASKS.add(task)
-    task.add_done_callback(_TASKS.discard)
-
-
-_TASKS: Final[set[asyncio.Task[None]]] = set()
-"""Strong references to the host tasks (asyncio keeps only weak ones)."""
 
 
 @contextlib.contextmanager
@@ -711,58 +630,8 @@ def _cancelling(
         scope.cancel()
 
 
-def _listens(client: Client) -> bool:
-    """Whether the connection can follow the tool list with ``subscriptions/listen``."""
-    if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-        return False
-    tools = client.server_capabilities.tools
-    return tools is not None and bool(tools.list_changed)
-
-
 def _session_box(connection: _Connection) -> dict[str, str]:
     return {} if connection.session is None else {"id": connection.session}
-
-
-async def _list_all(client: Client, session: dict[str, str]) -> tuple[types.Tool, ...]:
-    """Every page of ``tools/list`` (bounded: a cursor seen twice ends the walk).
-
-    On a stateless connection to a server that keeps sessions by ``_meta`` (`ferrotool serve`),
-    ``session["id"]`` is sent, or set from the listing, so the listing is the session's.
-    """
-    tools: list[types.Tool] = []
-    cursor: str | None = None
-    seen: set[str] = set()
-    for _ in range(_PAGE_CAP):
-        meta: Any = {SESSION_META_KEY: session["id"]} if "id" in session else None
-        page = await client.list_tools(cursor=cursor, meta=meta, cache_mode="bypass")
-        given = (page.meta or {}).get(SESSION_META_KEY)
-        if "id" not in session and isinstance(given, str) and given:
-            session["id"] = given
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if cursor is None or cursor in seen:
-            break
-        seen.add(cursor)
-    return tuple(tools)
-
-
-def _snippet(exc: Exception) -> str:
-    """What a server sent that did not parse, shortly."""
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        with contextlib.suppress(Exception):
-            found = errors()[0].get("input")
-            if isinstance(found, str | bytes):
-                return repr(found[:200])
-    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, MCPError):
-        return exc.message or type(exc).__name__
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_describe(inner) for inner in exc.exceptions)
-    return str(exc) or type(exc).__name__
 
 
 __all__ = [
