@@ -29,6 +29,9 @@ SDK's agent loops, what middleware and tracing add to a call, and an approval's 
 resume through each session store. Figures computed from several medians (per-call overheads,
 costs above the floor) are printed under their group's table and kept under ``derived`` in the
 JSON.
+The MCP groups (``mcp_client``, ``mcp_serve``, `benches.mcp_bench`) time real processes:
+ferrotool's MCP client against a bare SDK ``ClientSession`` on one stdio server, and
+``ferrotool serve`` against the SDK's ``MCPServer`` and FastMCP under one load over loopback HTTP.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ import anyio
 
 from benches import cases as c
 from benches import engine as e
+from benches import mcp_bench as mb
 from benches import skills as sk
 from benches import tools as t
 from benches import views as v
@@ -801,6 +805,81 @@ def bench_skill_views(repeats: int, target_s: float) -> list[Measurement]:
 # --- report ----------------------------------------------------------------------------------
 
 
+MCP_BARE = "mcp ClientSession.call_tool"
+MCP_FERROTOOL = "ferrotool Toolkit.call_tool (McpClient)"
+MCP_CLIENT_CASE = "add, stdio, one call after another"
+MCP_SERVE_ONE = "ferrotool serve"
+MCP_SERVE_TWO = "ferrotool serve, 2 workers"
+MCP_SERVE_PEERS = {"sdk": "mcp MCPServer", "fastmcp": "FastMCP"}
+
+
+def bench_mcp_client(repeats: int, target_s: float) -> list[Measurement]:
+    """The MCP client's cost per call: ferrotool's against a bare SDK ``ClientSession``.
+
+    Both call ``add`` on their own copy of one stdio server (the SDK's ``MCPServer``), one call
+    after another; ferrotool's call validates the arguments, calls, and converts the result.
+    """
+    pair = mb.ClientPair()
+    impls = {
+        MCP_FERROTOOL: t.Built(pair.ferrotool, True, _text_outcome),
+        MCP_BARE: t.Built(pair.bare, True, _text_outcome),
+    }
+    return measure_group_async(
+        "mcp_client", MCP_CLIENT_CASE, impls, repeats, target_s, around=pair.opened
+    )
+
+
+def _text_outcome(result: object) -> t.Outcome:
+    return t.Outcome(result == "3", result)
+
+
+def bench_mcp_serve(repeats: int, target_s: float) -> list[Measurement]:
+    """Servers over streamable HTTP on loopback: ``m.load`` against each, interleaved.
+
+    A repeat's figure is microseconds per call at the load's throughput (1e6 / calls per
+    second); each server's p50 and p99 latencies (medians over the repeats) are in the notes.
+    ``ferrotool serve`` runs with one worker, and with two over a shared Redis store when a
+    Redis server answers.
+    """
+    quick = target_s < 0.02
+    calls, concurrency = (200, 20) if quick else (2000, 50)
+    rounds = 1 if quick else min(repeats, 5)
+    case = f"{calls} calls, concurrency {concurrency}"
+    url = v.redis_url()
+    problem = v.redis_problem(url)
+    kinds: list[tuple[str, str, dict[str, Any]]] = [
+        (MCP_SERVE_ONE, "ferrotool", {}),
+        *((label, kind, {}) for kind, label in MCP_SERVE_PEERS.items()),
+    ]
+    if problem is None:
+        kinds.append((MCP_SERVE_TWO, "ferrotool", {"workers": 2, "store": url}))
+    else:
+        _note("mcp_serve", case, MCP_SERVE_TWO, f"skipped: {problem}")
+    results = [Measurement("mcp_serve", case, label, calls) for label, _, _ in kinds]
+    p50: dict[str, list[float]] = {label: [] for label, _, _ in kinds}
+    p99: dict[str, list[float]] = {label: [] for label, _, _ in kinds}
+    with ExitStack() as stack:
+        ports = [stack.enter_context(mb.server(kind, **options)) for _, kind, options in kinds]
+        for port in ports:
+            mb.run_load(port, min(calls, 100), concurrency)  # warm every worker
+        for _ in range(rounds):
+            for result, port in zip(results, ports, strict=True):
+                run = mb.run_load(port, calls, concurrency)
+                result.times_us.append(1e6 / run.throughput)
+                p50[result.impl].append(run.percentile(0.5) * 1e3)
+                p99[result.impl].append(run.percentile(0.99) * 1e3)
+    for result in results:
+        throughput = 1e6 / result.median_us
+        _note(
+            "mcp_serve",
+            case,
+            result.impl,
+            f"{throughput:.0f} calls/s, p50 {statistics.median(p50[result.impl]):.1f} ms, "
+            f"p99 {statistics.median(p99[result.impl]):.1f} ms",
+        )
+    return results
+
+
 def _find(results: list[Measurement], group: str, case: str, impl: str) -> Measurement | None:
     for m in results:
         if (m.group, m.case, m.impl) == (group, case, impl):
@@ -855,6 +934,29 @@ def targets(results: list[Measurement]) -> list[Target]:
         r = ratio("tool_inline", case, t.FT_TOOL, t.FLOOR)
         if r is not None:
             out.append(Target(f"{case} inline sync tool call: ferrotool / floor", r, 1.5, False))
+    r = ratio("mcp_client", MCP_CLIENT_CASE, MCP_FERROTOOL, MCP_BARE)
+    if r is not None:
+        out.append(Target("MCP client per call: ferrotool / bare ClientSession", r, 1.2, False))
+    serve = [m_ for m_ in results if m_.group == "mcp_serve"]
+    ours = next((m_ for m_ in serve if m_.impl == MCP_SERVE_ONE), None)
+    peers = [m_ for m_ in serve if m_.impl in MCP_SERVE_PEERS.values()]
+    if ours is not None and peers:
+        fastest = min(peer.median_us for peer in peers)
+        out.append(
+            Target(
+                "MCP serve throughput: ferrotool / faster peer", fastest / ours.median_us, 2.0, True
+            )
+        )
+    two = next((m_ for m_ in serve if m_.impl == MCP_SERVE_TWO), None)
+    if ours is not None and two is not None:
+        out.append(
+            Target(
+                "MCP serve throughput: 2 workers / 1 worker",
+                ours.median_us / two.median_us,
+                1.8,
+                True,
+            )
+        )
     small, large = v.size_case(v.BACKEND_SIZES[0]), v.size_case(v.BACKEND_SIZES[-1])
     # The target is on building the view; listing its names is O(visible tools) by nature
     # (60,000 of them at 100,000), so that row is measured but not a target.
@@ -1026,6 +1128,12 @@ GROUP_TITLES = {
     ),
     "skill_load": ("Skill load through a request's view", SKILL_FLOOR, None),
     "skill_views": ("A request's view over 10 to 1,000 skills, its box cached", None, None),
+    "mcp_client": ("MCP client: one tool call over stdio, per call", MCP_BARE, MCP_FERROTOOL),
+    "mcp_serve": (
+        "MCP servers over streamable HTTP on loopback: microseconds per call at full load",
+        None,
+        None,
+    ),
 }
 # The base column's header where the base is not a floor.
 BASE_LABELS = {"batch_wait": "x one call"}
@@ -1133,6 +1241,8 @@ BENCHES: dict[str, Callable[[int, float], list[Measurement]]] = {
     "approval_round_trip": bench_approval_round_trip,
     "skill_load": bench_skill_load,
     "skill_views": bench_skill_views,
+    "mcp_client": bench_mcp_client,
+    "mcp_serve": bench_mcp_serve,
 }
 
 

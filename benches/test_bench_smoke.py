@@ -22,6 +22,7 @@ import pytest
 import ferrotool
 from benches import cases as c
 from benches import engine as e
+from benches import mcp_bench as mb
 from benches import run
 from benches import skills as sk
 from benches import tools as t
@@ -236,6 +237,7 @@ def test_harness_quick_run(tmp_path: Any) -> None:
     assert {"call", "derive", "tool_async", "tool_inline", "tool_thread", "tool_register"} <= groups
     assert {"view_build", "view_schemas", "reset_tools"} <= groups
     assert {"skill_load", "skill_views"} <= groups
+    assert {"mcp_client", "mcp_serve"} <= groups
     assert ("tool_schemas" in groups) is t.HAS_PROVIDERS
     tool_rows = {(row["group"], row["case"], row["impl"]) for row in document["results"]}
     for case in c.CASES:
@@ -591,3 +593,23 @@ def test_skill_view_lists_every_skill(size: int) -> None:
         assert sk.view_ok(view, size)
         assert request.build().get_spec(sk.LOAD_SKILL) == view.get_spec(sk.LOAD_SKILL)
         assert "bound_0" not in view
+
+
+# --- MCP (`benches.mcp_bench`) ----------------------------------------------------------------
+
+
+def test_mcp_clients_agree() -> None:
+    async def both() -> tuple[str, str]:
+        pair = mb.ClientPair()
+        async with pair.opened():
+            return await pair.bare(), await pair.ferrotool()
+
+    assert anyio.run(both) == ("3", "3")
+
+
+@pytest.mark.parametrize("kind", mb.SERVERS)
+def test_mcp_load_checks_every_answer(kind: str) -> None:
+    with mb.server(kind) as port:
+        load = mb.run_load(port, 30, 5)
+    assert len(load.latencies_s) == 30
+    assert load.throughput > 0

@@ -83,6 +83,15 @@ class SkillError(FerrotoolError, ValueError):
     """
 
 
+class McpError(FerrotoolError, RuntimeError):
+    """An MCP client could not do what was asked.
+
+    It is not initialized, its server could not be reached or answered with an error, or a
+    call timed out. Inside a toolkit these become error results of the calls; they are raised
+    only to code that uses an `McpClient` directly.
+    """
+
+
 class SuspendTool(FerrotoolError):
     """Raised by a tool to hand its call to someone else: the call ends suspended.
 
@@ -102,6 +111,7 @@ __all__ = [
     "CliError",
     "FerrotoolError",
     "InjectionError",
+    "McpError",
     "RegistrationError",
     "ResumeError",
     "SchemaError",

@@ -21,7 +21,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import Any, cast, final
+from typing import TYPE_CHECKING, Any, cast, final
 
 from ferrotool import _core
 from ferrotool._execution.batch import ToolBatch
@@ -62,6 +62,9 @@ from ferrotool.skills.registration import (
 )
 from ferrotool.skills.repository import SkillRepository, merge_skills
 from ferrotool.skills.skill import AgentSkill, SkillSet
+
+if TYPE_CHECKING:
+    from ferrotool.mcp.client import McpClient
 
 
 class _ToolSet(_core.ToolCaller, ToolLists):
@@ -598,6 +601,90 @@ class Toolkit(_ToolSet):
     def _check_removal(self, what: str) -> None:
         if not self._runner.config.allow_removal:
             raise RegistrationError(f"cannot remove {what}: removal is disabled for this toolkit")
+
+    # - MCP servers -
+
+    async def register_mcp(
+        self,
+        client: McpClient,
+        /,
+        *,
+        group: str | Iterable[str] = (),
+        presets: Mapping[str, Mapping[str, object]] | None = None,
+        enable: Iterable[str] = (),
+        disable: Iterable[str] = (),
+    ) -> tuple[AgentTool, ...]:
+        """Connect an MCP client and register its server's tools as ``mcp__{server}__{tool}``.
+
+        The toolkit then follows the server: when it says its tools changed, they are
+        replaced by the new listing (one change: a snapshot holds the old tools or the new).
+
+        Args:
+            client: The server's client (initialized here if it is not yet).
+            group: The group or groups the tools join (checked before connecting).
+            presets: Fixed arguments per tool, by the tool's name on the server.
+            enable: When not empty, only these tools (by their names on the server).
+            disable: Tools to leave out (ignored when ``enable`` is given).
+
+        Returns:
+            The registered tools (`ferrotool.mcp.McpTool`).
+
+        Raises:
+            RegistrationError: A group does not exist, or a name is taken; nothing is
+                registered then.
+            McpError: The server could not be reached.
+        """
+        from ferrotool.mcp._registration import register_mcp
+
+        return await register_mcp(
+            self, client, group=group, presets=presets, enable=enable, disable=disable
+        )
+
+    async def remove_mcp(self, name: str) -> tuple[str, ...]:
+        """Remove every tool of the MCP server named ``name`` and close its client.
+
+        Returns:
+            The names removed (none for a server not registered: nothing happens then).
+
+        Raises:
+            RegistrationError: Removal is disabled for this toolkit.
+        """
+        from ferrotool.mcp._registration import remove_mcp
+
+        return await remove_mcp(self, name)
+
+    def _swap(
+        self,
+        removed: Iterable[str],
+        added: Iterable[tuple[AgentTool, Mapping[str, object] | None]],
+        groups: frozenset[str],
+    ) -> tuple[AgentTool, ...]:
+        """Remove and register tools in one change: all of it or none of it.
+
+        A tool registered under a name just removed keeps that name's place in the order.
+        """
+        config = self._runner.config
+        compiled = [compile_tool(item, presets, config) for item, presets in added]
+        with self._lock:
+            self._check_groups(groups)
+            gone = set(removed)
+            seen: set[str] = set()
+            for entry in compiled:
+                taken = self._table.entries.get(entry.name)
+                if (taken is not None and entry.name not in gone) or entry.name in seen:
+                    first = taken.origin if taken is not None else entry.origin
+                    raise RegistrationError(
+                        f"a tool named {entry.name!r} is already registered (from {first})"
+                    )
+                seen.add(entry.name)
+            table = self._writable()
+            places = {name: table.drop(name).seq for name in gone if name in table.entries}
+            for entry in compiled:
+                seq = places.get(entry.name)
+                if seq is None:
+                    seq, table.next_seq = table.next_seq, table.next_seq + 1
+                table.place(dataclasses.replace(entry, groups=groups, seq=seq))
+        return tuple(entry.tool for entry in compiled)
 
     # - the meta tool -
 

@@ -1,4 +1,4 @@
-"""The ``ferrotool`` command: print schemas, run one call, run the demo."""
+"""The ``ferrotool`` command: print schemas, run one call, run the demo, serve over MCP."""
 
 from __future__ import annotations
 
@@ -251,6 +251,47 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace, out: TextIO) -> int:
+    import os
+
+    import uvicorn
+
+    from ferrotool.mcp import serve
+
+    try:
+        store = serve.store_from_url(args.store)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if args.workers > 1 and (store is None or args.transport != "streamable-http"):
+        raise CliError(
+            "--workers needs --transport streamable-http and a shared --store redis://..."
+        )
+    server = serve.server_for(args.target, store)
+    if args.transport == "stdio":
+        anyio.run(serve.serve_stdio, server)
+        return 0
+    host, port = args.host, args.port
+    sys.stderr.write(f"ferrotool: serving MCP ({args.transport}) on http://{host}:{port}\n")
+    if args.transport == "sse":
+        uvicorn.run(serve.sse_app(server, host=host), host=host, port=port, log_level="warning")
+    elif args.workers > 1:
+        os.environ[serve.ENV_TARGET] = args.target or ""
+        os.environ[serve.ENV_STORE] = args.store or ""
+        os.environ[serve.ENV_HOST] = host
+        uvicorn.run(
+            "ferrotool.mcp.serve:app_from_env",
+            factory=True,
+            host=host,
+            port=port,
+            workers=args.workers,
+            log_level="warning",
+        )
+    else:
+        app = serve.http_app(server, host=host, redis_url=args.store if store else None)
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    return 0
+
+
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -296,6 +337,24 @@ def _parser() -> argparse.ArgumentParser:
         help=f"timed runs per call (default {_DEMO_REPEATS}; 0 runs each call once, untimed)",
     )
     demo.set_defaults(run=_demo)
+    serve = commands.add_parser(
+        "serve",
+        help="serve a toolkit to MCP clients (the demo toolkit without a target)",
+        description="Serve a toolkit over MCP: stdio, SSE or streamable HTTP (at /mcp).",
+    )
+    serve.add_argument("target", metavar="MODULE:OBJECT", nargs="?")
+    serve.add_argument("--transport", choices=("stdio", "sse", "streamable-http"), default="stdio")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--store",
+        metavar="URL",
+        help="where sessions live: redis://host:port/db (shared by workers); default memory",
+    )
+    serve.add_argument(
+        "--workers", type=_count, default=1, help="worker processes (streamable HTTP, --store)"
+    )
+    serve.set_defaults(run=_serve)
     return parser
 
 

@@ -1,0 +1,126 @@
+"""The fast path of ``ferrotool serve``: a plain 2026-07-28 ``tools/call`` over HTTP.
+
+A 2026-07-28 request is self-contained, and most are the same: one ``tools/call`` whose answer
+is the tool's result. For those, this ASGI layer in front of the SDK's app reads the body once
+(orjson), checks the envelope with the SDK's own ladder (``classify_inbound_request``: the
+protocol version in the header and in ``_meta``, ``Mcp-Method`` and ``Mcp-Name``), runs the call
+through ferrotool's pipeline and writes the JSON answer, without the SDK's per-request
+dispatch, task groups and result models. Everything else goes to the SDK unchanged, the body
+replayed: other methods, the handshake era, a call that asks for progress or answers a
+question, one the ladder rejects (the SDK then answers the error), and a call that waits for
+approval or for the client (the SDK's way asks the client).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import orjson
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ferrotool.mcp.server import McpToolServer
+
+_VERSIONS: Final = frozenset(version.encode() for version in MODERN_PROTOCOL_VERSIONS)
+_JSON: Final = [(b"content-type", b"application/json")]
+
+
+class FastCalls:
+    """ASGI: plain 2026-07-28 calls answered here, the rest by ``app`` (see the module).
+
+    Args:
+        app: The SDK's streamable HTTP app.
+        server: The tools.
+        security: The DNS-rebinding protection the SDK's app applies too.
+        path: The MCP endpoint.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        server: McpToolServer,
+        security: TransportSecuritySettings | None,
+        path: str = "/mcp",
+    ) -> None:
+        self._app = app
+        self._server = server
+        self._security = TransportSecurityMiddleware(security) if security is not None else None
+        self._path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self._path:
+            await self._app(scope, receive, send)
+            return
+        version = method = None
+        for key, value in scope["headers"]:
+            if key == b"mcp-protocol-version":
+                version = value
+            elif key == b"mcp-method":
+                method = value
+        if method != b"tools/call" or version not in _VERSIONS:
+            await self._app(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        body = await request.body()
+        answer = await self._answer(request, body)
+        if answer is None:
+            await self._app(scope, _replay(body, receive), send)
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": _JSON})
+        await send({"type": "http.response.body", "body": answer})
+
+    async def _answer(self, request: Request, body: bytes) -> bytes | None:
+        """The response body, or ``None`` to let the SDK answer."""
+        if self._security is not None:
+            refused = await self._security.validate_request(request, is_post=True)
+            if refused is not None:
+                return None
+        accept = request.headers.get("accept", "")
+        if "application/json" not in accept and "*/*" not in accept:
+            return None
+        try:
+            message = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(message, dict) or "id" not in message:
+            return None
+        params = message.get("params")
+        if not isinstance(params, dict):
+            return None
+        meta = params.get("_meta")
+        name, arguments = params.get("name"), params.get("arguments")
+        if (
+            not isinstance(name, str)
+            or not (arguments is None or isinstance(arguments, dict))
+            or "requestState" in params
+            or "inputResponses" in params
+            or (isinstance(meta, dict) and "progressToken" in meta)
+        ):
+            return None
+        verdict: Any = classify_inbound_request(message, headers=dict(request.headers))
+        if isinstance(verdict, InboundLadderRejection):
+            return None
+        result = await self._server.answer(message["id"], name, arguments, meta)
+        if result is None:
+            return None
+        return orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the body already read, then what the connection gives."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+__all__ = ["FastCalls"]

@@ -1,0 +1,199 @@
+"""The SDK side of `McpClient`: transports, the listing walk, the task that holds a connection."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+import sys
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias
+
+import httpx2
+import sniffio
+import mcp_types as types
+from mcp import Client, MCPError
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ferrotool.mcp._convert import SESSION_META_KEY
+
+_PAGE_CAP: Final = 1000
+_HTTP_TIMEOUT: Final = 30.0
+_HTTP_READ_TIMEOUT: Final = 300.0
+
+
+CALL_HEADERS: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
+    "ferrotool_mcp_call_headers", default=None
+)
+"""The headers of the call being sent: the SDK sends each HTTP request in a context copied
+from the caller's, so a request hook reads them here."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stdio:
+    """A server run as a subprocess."""
+
+    command: str
+    args: tuple[str, ...]
+    env: Mapping[str, str] | None
+    cwd: str | None
+
+    def describe(self) -> str:
+        return " ".join((self.command, *self.args))
+
+
+@dataclass(frozen=True, slots=True)
+class Sse:
+    """A server behind the SSE transport."""
+
+    url: str
+    headers: Mapping[str, str]
+
+    def describe(self) -> str:
+        return self.url
+
+
+@dataclass(frozen=True, slots=True)
+class Http:
+    """A server behind streamable HTTP."""
+
+    url: str
+    headers: Mapping[str, str]
+
+    def describe(self) -> str:
+        return self.url
+
+
+Target: TypeAlias = Stdio | Sse | Http
+"""Where a server is: a command to run, or a URL."""
+
+
+async def _add_call_headers(request: httpx2.Request) -> None:
+    headers = CALL_HEADERS.get()
+    if headers:
+        request.headers.update(headers)
+
+
+async def sdk_client(target: Target, stack: contextlib.AsyncExitStack, **options: Any) -> Client:
+    """The SDK client for ``target``; an HTTP client it needs is entered on ``stack``."""
+    if isinstance(target, Stdio):
+        parameters = StdioServerParameters(
+            command=target.command,
+            args=list(target.args),
+            env=None if target.env is None else dict(target.env),
+            cwd=target.cwd,
+        )
+        return Client(stdio_client(parameters, errlog=sys.stderr), **options)
+    if isinstance(target, Sse):
+        transport = sse_client(
+            target.url,
+            headers=dict(target.headers),
+            timeout=_HTTP_TIMEOUT,
+            sse_read_timeout=_HTTP_READ_TIMEOUT,
+        )
+        return Client(transport, **options)
+    http = httpx2.AsyncClient(
+        headers=dict(target.headers),
+        timeout=httpx2.Timeout(_HTTP_TIMEOUT, read=_HTTP_READ_TIMEOUT),
+        event_hooks={"request": [_add_call_headers]},
+    )
+    await stack.enter_async_context(http)
+    return Client(streamable_http_client(target.url, http_client=http), **options)
+
+
+def spawn(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run ``function`` in a task of its own, outside the caller's cancel scopes.
+
+    anyio has no task without a parent task group, so this is the event loop's own: an asyncio
+    task, or a trio system task (cancelled when the run ends); the task keeps its own anyio
+    task group inside. An error escaping it is logged: trio would end the whole run with one.
+    """
+    if sniffio.current_async_library() == "trio":
+        import trio
+
+        async def guarded() -> None:
+            try:
+                await function()
+            except Exception:
+                _LOG.exception("an MCP connection's task ended with an error")
+
+        trio.lowlevel.spawn_system_task(guarded)
+        return
+    task: asyncio.Task[None] = asyncio.get_running_loop().create_task(function())
+    _TASKS.add(task)
+    task.add_done_callback(_TASKS.discard)
+
+
+_LOG: Final = logging.getLogger("ferrotool.mcp")
+_TASKS: Final[set[asyncio.Task[None]]] = set()
+"""Strong references to the host tasks (asyncio keeps only weak ones)."""
+
+
+def listens(client: Client) -> bool:
+    """Whether the connection can follow the tool list with ``subscriptions/listen``."""
+    if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return False
+    tools = client.server_capabilities.tools
+    return tools is not None and bool(tools.list_changed)
+
+
+async def list_all(client: Client, session: dict[str, str]) -> tuple[types.Tool, ...]:
+    """Every page of ``tools/list`` (bounded: a cursor seen twice ends the walk).
+
+    On a stateless connection to a server that keeps sessions by ``_meta`` (`ferrotool serve`),
+    ``session["id"]`` is sent, or set from the listing, so the listing is the session's.
+    """
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(_PAGE_CAP):
+        meta: Any = {SESSION_META_KEY: session["id"]} if "id" in session else None
+        page = await client.list_tools(cursor=cursor, meta=meta, cache_mode="bypass")
+        given = (page.meta or {}).get(SESSION_META_KEY)
+        if "id" not in session and isinstance(given, str) and given:
+            session["id"] = given
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None or cursor in seen:
+            break
+        seen.add(cursor)
+    return tuple(tools)
+
+
+def snippet(exc: Exception) -> str:
+    """What a server sent that did not parse, shortly."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        with contextlib.suppress(Exception):
+            found = errors()[0].get("input")
+            if isinstance(found, str | bytes):
+                return repr(found[:200])
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
+def describe(exc: BaseException) -> str:
+    if isinstance(exc, MCPError):
+        return exc.message or type(exc).__name__
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(describe(inner) for inner in exc.exceptions)
+    return str(exc) or type(exc).__name__
+
+
+__all__ = [
+    "CALL_HEADERS",
+    "Http",
+    "Sse",
+    "Stdio",
+    "Target",
+    "describe",
+    "list_all",
+    "listens",
+    "sdk_client",
+    "snippet",
+    "spawn",
+]

@@ -1,0 +1,412 @@
+"""`ferrotool serve`: a toolkit as an MCP server, on the SDK's own low-level ``Server``.
+
+``tools/list`` sends the tools' cached ``mcp`` definitions (byte-stable: the same bytes for the
+same session state), and ``tools/call`` runs each call through ferrotool's one call pipeline:
+the arguments are validated in Rust, and every mistake comes back as an ``isError`` result the
+model can act on.
+
+Each MCP session has its own tool state in a `SessionStore`, so ``reset_tools`` switches groups
+for one client only. The session is the transport's: the ``Mcp-Session-Id`` of a handshake-era
+HTTP session, the SSE connection's id, the stdio process; a stateless (2026-07-28) client keeps
+one by echoing the ``io.ferrotool/session`` entry of the results' ``_meta`` (ferrotool's
+client does), else each call is a session of its own.
+
+A call that waits for a person's approval, or for the client to run the tool, becomes an
+elicitation: a live ``elicitation/create`` request on a handshake-era session, an
+``InputRequiredResult`` on a 2026-07-28 one (the waiting call stays in the session store, so
+any worker can take the answer). A client that cannot answer elicitations gets an ``isError``
+result saying why, and the call does not run.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, final
+
+import anyio
+import anyio.from_thread
+import mcp_types as types
+import orjson
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp_types import SERVER_INFO_META_KEY
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ferrotool import __version__
+from ferrotool._execution.batch import Confirmation, waiting
+from ferrotool._registry.toolkit import Registry, Toolkit
+from ferrotool._registry.view import ToolView
+from ferrotool._session.memory import InMemorySessionStore
+from ferrotool._session.pending import PendingToolCall, SuspensionKind
+from ferrotool._session.state import (
+    EMPTY_STATE,
+    SessionKey,
+    SessionStore,
+    session_key,
+    update_session,
+)
+from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
+from ferrotool._values.content import JsonBlock, TextBlock
+from ferrotool._values.context import RuntimeContext, ToolProgress
+from ferrotool._values.json import JsonValue
+from ferrotool.errors import ResumeError
+from ferrotool.mcp._convert import SESSION_META_KEY, wire_result
+
+_ASK: Final = "ferrotool"
+"""The key of ferrotool's question in an ``InputRequiredResult``."""
+
+APPROVAL_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "approve": {"type": "boolean", "title": "Approve", "description": "Let the call run."}
+    },
+    "required": ["approve"],
+}
+RESULT_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "result": {"type": "string", "title": "Result", "description": "What the tool gave."}
+    },
+    "required": ["result"],
+}
+_PARSED_CAP: Final = 256
+
+
+@final
+class McpToolServer:
+    """A toolkit's tools served over MCP (see the module's docstring).
+
+    Args:
+        tools: The toolkit (a snapshot is taken) or registry to serve.
+        name: The server's name in ``serverInfo``.
+        store: Where each session's tool state lives (default: this process's memory; a
+            `ferrotool.redis.RedisSessionStore` shares it between worker processes).
+        instructions: Instructions for the client's model.
+        context: The runtime context every call runs with (its typed values reach the tools
+            that ask for them); the session id is each call's own.
+
+    Attributes:
+        server: The SDK's low-level server, to run on any of its transports.
+        registry: The tools served.
+        store: The session store.
+    """
+
+    __slots__ = (
+        "_context",
+        "_parsed",
+        "_process_session",
+        "_stamp_info",
+        "registry",
+        "server",
+        "store",
+    )
+
+    def __init__(
+        self,
+        tools: Toolkit | Registry,
+        *,
+        name: str = "ferrotool",
+        store: SessionStore | None = None,
+        instructions: str | None = None,
+        context: RuntimeContext | None = None,
+    ) -> None:
+        self._context = context or RuntimeContext()
+        self.registry: Final = tools.snapshot() if isinstance(tools, Toolkit) else tools
+        self.store: Final[SessionStore] = store if store is not None else InMemorySessionStore()
+        self._process_session = uuid.uuid4().hex
+        self._parsed: dict[bytes, list[JsonValue]] = {}
+        self.server: Final = Server(
+            name,
+            version=__version__,
+            instructions=instructions,
+            # The schemas hold no x-mcp-header: nothing for the transport to check, and
+            # without this it would list the tools on every call to find out.
+            get_tool_input_schema=_no_schema,
+        )
+        self._stamp_info = self.server.server_info_stamp
+        # Registered as plain handlers: they answer wire dicts (the cached definitions),
+        # which the runner checks against the negotiated version like any result.
+        self.server.add_request_handler(
+            "tools/list", types.PaginatedRequestParams, self._list_tools
+        )
+        self.server.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
+
+    # - sessions -
+
+    async def _view(self, sid: str, fresh: bool) -> ToolView:
+        """The session's view (a session just minted has nothing stored: no load)."""
+        key = SessionKey("", sid)
+        state = EMPTY_STATE if fresh else await self.store.load(key)
+        return self.registry.view(state, store=self.store, key=key)
+
+    async def answer(
+        self, request_id: object, name: str, arguments: object, meta: object
+    ) -> dict[str, Any] | None:
+        """A 2026-07-28 ``tools/call`` answered without the SDK's per-request machinery.
+
+        The fast path of `ferrotool.mcp._fast`: the request was checked by the SDK's own
+        envelope ladder already. ``None`` when the call waits (an approval, a client-run tool):
+        the request then goes the SDK's way, which asks the client.
+        """
+        given = meta.get(SESSION_META_KEY) if isinstance(meta, dict) else None
+        fresh = not (isinstance(given, str) and given)
+        sid = uuid.uuid4().hex if fresh else str(given)
+        view = await self._view(sid, fresh)
+        call = ToolUseBlock(str(request_id), name, orjson.dumps(arguments or {}).decode())
+        result = await view.call_tool(call, self._context.with_ids(session_id=sid))
+        if result.needs_approval or result.is_suspended:
+            return None
+        body = self._wire(result)
+        body["resultType"] = "complete"
+        body["_meta"] = {SESSION_META_KEY: sid, SERVER_INFO_META_KEY: self._stamp_info}
+        return body
+
+    def _session(self, ctx: ServerRequestContext[Any, Any]) -> tuple[str, bool]:
+        """The call's session id, and whether the client must be told it (stateless)."""
+        request = ctx.request
+        if request is None:
+            # stdio or in-process: the connection is the session. Its scratch state is the
+            # SDK's `Connection.state`, which the request context reaches only privately.
+            scratch = getattr(getattr(ctx.session, "_connection", None), "state", None)
+            if not isinstance(scratch, dict):
+                return self._process_session, False
+            sid = scratch.setdefault(SESSION_META_KEY, uuid.uuid4().hex)
+            return str(sid), False
+        headers = request.headers
+        sid = headers.get("mcp-session-id") or request.query_params.get("session_id")
+        if sid:
+            return sid, False
+        meta = (ctx.params or {}).get("_meta")
+        given = meta.get(SESSION_META_KEY) if isinstance(meta, dict) else None
+        if isinstance(given, str) and given:
+            return given, True
+        return uuid.uuid4().hex, True  # a session of one call: nothing is stored for it yet
+
+    def _stamp(
+        self, ctx: ServerRequestContext[Any, Any], body: dict[str, Any], sid: str, tell: bool
+    ) -> dict[str, Any]:
+        """The result as the client's era wants it, with the session id for a stateless one."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            body["resultType"] = "complete"
+        if tell:
+            body["_meta"] = {SESSION_META_KEY: sid}
+        return body
+
+    # - tools/list -
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> dict[str, Any]:
+        sid, tell = self._session(ctx)
+        state = await self.store.load(session_key(RuntimeContext(session_id=sid)))
+        data = self.registry.view(state).schemas_json("mcp")
+        tools = self._parsed.get(data)
+        if tools is None:
+            tools = orjson.loads(data)
+            if len(self._parsed) >= _PARSED_CAP:
+                self._parsed.clear()
+            self._parsed[data] = tools
+        body: dict[str, Any] = {"tools": tools}
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            # The listing depends on the session's groups, which `reset_tools` changes.
+            body.update(ttlMs=0, cacheScope="private")
+        return self._stamp(ctx, body, sid, tell)
+
+    # - tools/call -
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> dict[str, Any] | types.InputRequiredResult:
+        sid, tell = self._session(ctx)
+        context = self._context.with_ids(session_id=sid)
+        if params.request_state is not None:
+            return self._stamp(ctx, await self._answered(ctx, params, context), sid, tell)
+        call = ToolUseBlock(
+            str(ctx.request_id) if ctx.request_id is not None else uuid.uuid4().hex,
+            params.name,
+            orjson.dumps(params.arguments or {}).decode(),
+        )
+        view = await self._view(sid, tell and not _has_session_meta(ctx))
+        if not _wants_progress(ctx):
+            result = await view.call_tool(call, context)
+        else:
+            result = await _with_progress(
+                ctx, lambda sink: view.call_tool(call, context, on_progress=sink)
+            )
+        if result.needs_approval or result.is_suspended:
+            asked = await self._ask(ctx, context, call, result)
+            if isinstance(asked, types.InputRequiredResult):
+                return asked
+            result = asked
+        return self._stamp(ctx, self._wire(result), sid, tell)
+
+    def _wire(self, result: ToolResultBlock) -> dict[str, Any]:
+        spec = self.registry.get_spec(result.name or "")
+        return wire_result(result, structured=spec is not None and spec.output_schema is not None)
+
+    async def _ask(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        context: RuntimeContext,
+        call: ToolUseBlock,
+        result: ToolResultBlock,
+    ) -> ToolResultBlock | types.InputRequiredResult:
+        """Put a waiting call to the client as an elicitation; its answer settles the call."""
+        key = session_key(context)
+        reply_id = uuid.uuid4().hex
+        pending = waiting(result, call, reply_id)
+        if pending is None:  # pragma: no cover - the caller checked
+            return result
+        capabilities = ctx.session.client_capabilities
+        if capabilities is None or capabilities.elicitation is None:
+            return _refused(call, pending, "this MCP client does not support elicitation")
+        await update_session(self.store, key, lambda state: state.with_pending([pending]))
+        message, schema = _question(pending)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            state = orjson.dumps({"session": key.session_id, "call": call.id}).decode()
+            request = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
+            )
+            return types.InputRequiredResult(input_requests={_ASK: request}, request_state=state)
+        if not ctx.session.can_send_request:
+            await update_session(self.store, key, lambda state: state.without_pending([call.id]))
+            return _refused(call, pending, "this MCP session has no channel for questions")
+        answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+        return await self._settle(context, pending, answer)
+
+    async def _answered(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.CallToolRequestParams,
+        context: RuntimeContext,
+    ) -> dict[str, Any]:
+        """The retry of a 2026-07-28 call that asked: settle it with the client's answer."""
+        try:
+            state = orjson.loads(params.request_state or "")
+            call_id = state["call"]
+            sid = state["session"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            return _error("the requestState of this call is not one ferrotool made")
+        context = self._context.with_ids(session_id=str(sid))
+        stored = await self.store.load(session_key(context))
+        pending = stored.pending(str(call_id))
+        if pending is None or pending.call.name != params.name:
+            return _error(f"call {call_id} does not wait in this session (answered already?)")
+        answer = (params.input_responses or {}).get(_ASK)
+        if not isinstance(answer, types.ElicitResult):
+            answer = types.ElicitResult(action="cancel")
+        return self._wire(await self._settle(context, pending, answer))
+
+    async def _settle(
+        self, context: RuntimeContext, pending: PendingToolCall, answer: types.ElicitResult
+    ) -> ToolResultBlock:
+        content = answer.content or {}
+        call = pending.call
+        reply: Confirmation | ToolResultBlock
+        if pending.kind is SuspensionKind.CONFIRM:
+            approved = answer.action == "accept" and content.get("approve") is True
+            reply = Confirmation(call.id, approved)
+        elif answer.action == "accept" and isinstance(content.get("result"), str):
+            reply = ToolResultBlock.success(str(content["result"]), id=call.id, name=call.name)
+        else:
+            reply = ToolResultBlock.error(
+                f"the client did not run {call.name} ({answer.action})", id=call.id, name=call.name
+            )
+        view = await self.registry.open_view(context, self.store)
+        try:
+            batch = await view.resume([reply], context)
+        except ResumeError as exc:
+            return ToolResultBlock.error(str(exc), id=call.id, name=call.name)
+        return batch.results[0]
+
+
+def _has_session_meta(ctx: ServerRequestContext[Any, Any]) -> bool:
+    meta = (ctx.params or {}).get("_meta")
+    return isinstance(meta, dict) and bool(meta.get(SESSION_META_KEY))
+
+
+def _wants_progress(ctx: ServerRequestContext[Any, Any]) -> bool:
+    meta = (ctx.params or {}).get("_meta")
+    return isinstance(meta, dict) and meta.get("progressToken") is not None
+
+
+def _no_schema(name: str) -> None:
+    del name
+
+
+def _error(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": f"Error: {text}"}], "isError": True}
+
+
+def _question(pending: PendingToolCall) -> tuple[str, dict[str, Any]]:
+    call = pending.call
+    if pending.kind is SuspensionKind.CONFIRM:
+        why = pending.message or f"Permission required for {call.name}"
+        return f"{why}. Run {call.name} with {call.arguments}?", APPROVAL_SCHEMA
+    return f"Run {call.name} with {call.arguments} and give its result.", RESULT_SCHEMA
+
+
+def _refused(call: ToolUseBlock, pending: PendingToolCall, why: str) -> ToolResultBlock:
+    need = (
+        "a person's approval" if pending.kind is SuspensionKind.CONFIRM else "the client to run it"
+    )
+    return ToolResultBlock.error(
+        f"{call.name} needs {need}, and {why}; the call did not run", id=call.id, name=call.name
+    )
+
+
+async def _with_progress(
+    ctx: ServerRequestContext[Any, Any],
+    run: Callable[[Callable[[ToolProgress], None]], Awaitable[ToolResultBlock]],
+) -> ToolResultBlock:
+    """Run a call whose progress chunks go to the client as progress notifications.
+
+    A chunk may come from a worker thread; it is handed to the event loop's thread.
+    """
+    send, receive = anyio.create_memory_object_stream[ToolProgress](math.inf)
+    loop_thread = threading.get_ident()
+
+    def sink(progress: ToolProgress) -> None:
+        if threading.get_ident() == loop_thread:
+            send.send_nowait(progress)
+        else:
+            anyio.from_thread.run_sync(send.send_nowait, progress)
+
+    async def forward() -> None:
+        count = 0
+        async with receive:
+            async for progress in receive:
+                count += 1
+                done, total, message = _progress(progress, count)
+                await ctx.session.report_progress(done, total, message)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(forward)
+        with send:
+            result = await run(sink)
+    return result
+
+
+def _progress(progress: ToolProgress, count: int) -> tuple[float, float | None, str | None]:
+    """A chunk as (progress, total, message): an MCP progress chunk passes its numbers on."""
+    chunk = progress.chunk
+    if isinstance(chunk, TextBlock):
+        return count, None, chunk.text
+    if isinstance(chunk, JsonBlock):
+        value = chunk.value
+        if isinstance(value, dict) and isinstance(value.get("progress"), int | float):
+            total = value.get("total")
+            message = value.get("message")
+            return (
+                float(value["progress"]),  # type: ignore[arg-type]
+                float(total) if isinstance(total, int | float) else None,
+                message if isinstance(message, str) else None,
+            )
+        return count, None, orjson.dumps(value).decode()
+    return count, None, None
+
+
+__all__ = ["APPROVAL_SCHEMA", "RESULT_SCHEMA", "SESSION_META_KEY", "McpToolServer"]
