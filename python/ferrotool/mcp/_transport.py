@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
 import httpx2
-import sniffio
 import mcp_types as types
+import sniffio
 from mcp import Client, MCPError
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
