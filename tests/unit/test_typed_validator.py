@@ -396,6 +396,20 @@ def test_param_constraints_are_checked() -> None:
     assert "14" in error.expected
 
 
+def test_multiple_of_is_exact_for_floats() -> None:
+    # 1053060799 / 25 = 42122431.96: within a relative tolerance of 1e-9 of an integer, and no
+    # multiple. Floats are read as the decimals they write, as the JSON Schema engine reads them.
+    schema = ferrotool.type_schema(Annotated[float, Param(multiple_of=25)])
+    (error,) = errors_of(schema.validate_json, b"1053060799.0")
+    assert (error.code, error.expected) == ("not_multiple_of", "a multiple of 25")
+    assert not ferrotool.JsonSchemaValidator(schema.json_schema()).is_valid(1053060799.0)
+    assert schema.validate_json(b"1053060800.0") == 1053060800.0
+    fine = ferrotool.type_schema(Annotated[float, Param(multiple_of=0.0001)])
+    assert fine.validate_json(b"0.0075") == 0.0075
+    with pytest.raises(ValidationError):
+        fine.validate_json(b"0.00751")
+
+
 def test_union_tries_variants_and_reports_no_match() -> None:
     schema = ferrotool.type_schema(int | list[str] | None)
     assert schema.validate_json(b"null") is None

@@ -428,3 +428,432 @@ fn pointers_are_escaped_and_percent_decoded() {
         json!({"type": "string", "maxLength": 3})
     );
 }
+
+#[test]
+fn openai_adds_null_once() {
+    let cases = [
+        (
+            json!({"type": ["string", "null"], "enum": ["x"]}),
+            json!({"type": ["string", "null"], "enum": ["x", null]}),
+        ),
+        (
+            json!({"type": "string", "enum": ["x", null]}),
+            json!({"type": ["string", "null"], "enum": ["x", null]}),
+        ),
+        (
+            json!({"type": "string", "const": null}),
+            json!({"type": ["string", "null"], "const": null}),
+        ),
+        (
+            json!({"anyOf": [{"type": "null"}, {"type": "string"}], "enum": ["x"]}),
+            json!({"anyOf": [{"type": "null"}, {"type": "string"}], "enum": ["x", null]}),
+        ),
+    ];
+    for (property, nullable) in cases {
+        let schema = json!({"type": "object", "properties": {"a": property}});
+        let result = openai(&schema);
+        assert!(result.faithful, "{:#?}", result.changes);
+        assert_eq!(result.schema["properties"]["a"], nullable, "{property}");
+        // Its own fixed point: nothing is added twice.
+        assert_eq!(openai(&result.schema).schema, result.schema);
+    }
+}
+
+#[test]
+fn changes_inside_one_of_members_locate_the_input() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"a": {"oneOf": [
+            {"type": "string", "minLength": 2},
+            {"type": "array", "items": {"type": "string", "maxLength": 3}}
+        ]}},
+        "required": ["a"]
+    });
+    for dialect in [Dialect::OpenAiStrict, Dialect::AnthropicStrict] {
+        let result = transform(&schema, dialect);
+        at(&result.changes, "/properties/a/oneOf/0", "minLength");
+        at(&result.changes, "/properties/a/oneOf/1/items", "maxLength");
+        at(&result.changes, "/properties/a", "oneOf");
+        assert!(
+            result.changes.iter().all(|c| !c.pointer.contains("anyOf")),
+            "{dialect}: {:#?}",
+            result.changes
+        );
+    }
+}
+
+#[test]
+fn gemini_folds_a_tuple_union_at_once() {
+    // The positions' schemas joined as `items`: a `null` among them is `nullable` on the first
+    // pass, as a second pass over the declaration read back would make it.
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "a": {"type": "array", "prefixItems": [{"type": "null"}], "items": true},
+            "b": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "null"}]},
+            "c": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]}
+        }
+    });
+    let result = gemini(&schema);
+    let props = &result.schema["properties"];
+    assert_eq!(
+        props["a"],
+        json!({"type": "array", "items": {"nullable": true}})
+    );
+    assert_eq!(
+        props["b"],
+        json!({"type": "array", "items": {"type": "string", "nullable": true}})
+    );
+    assert_eq!(
+        props["c"],
+        json!({"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}], "nullable": true}})
+    );
+    assert!(at(&result.changes, "/properties/a", "prefixItems").lossy);
+}
+
+// -- documents of older drafts ----------------------------------------------------------------
+
+/// What zod-to-json-schema writes for an MCP tool: draft 7, `definitions`, closed objects,
+/// numeric exclusive bounds, a `$ref` with a description beside it.
+fn zod_tool() -> Value {
+    json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "The file to read."},
+            "encoding": {"type": "string", "enum": ["utf-8", "latin-1"], "default": "utf-8"},
+            "limit": {"type": "integer", "exclusiveMinimum": 0},
+            "owner": {"$ref": "#/definitions/User", "description": "Who owns it."},
+            "reviewers": {"type": "array", "items": {"$ref": "#/definitions/User"}}
+        },
+        "required": ["path", "owner"],
+        "additionalProperties": false,
+        "definitions": {"User": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "email": {"type": "string", "format": "email"}},
+            "required": ["name"],
+            "additionalProperties": false
+        }}
+    })
+}
+
+fn without_schema(mut schema: Value) -> Value {
+    schema.as_object_mut().unwrap().shift_remove("$schema");
+    schema
+}
+
+#[test]
+fn draft7_documents_read_as_their_2020_12_spelling() {
+    // Nothing in this document means anything else in 2020-12: the same output, the same
+    // changes, strict stays faithful, references into `definitions` stay references.
+    for dialect in Dialect::ALL {
+        let draft7 = transform(&zod_tool(), dialect);
+        assert_eq!(
+            draft7,
+            transform(&without_schema(zod_tool()), dialect),
+            "{dialect}"
+        );
+        assert!(draft7.faithful, "{dialect}: {:#?}", draft7.changes);
+    }
+    let result = openai(&zod_tool());
+    let props = &result.schema["properties"];
+    assert_eq!(
+        props["reviewers"],
+        json!({"type": ["array", "null"], "items": {"$ref": "#/definitions/User"}})
+    );
+    assert_eq!(props["owner"]["description"], json!("Who owns it."));
+    assert_eq!(
+        result.schema["definitions"]["User"]["required"],
+        json!(["name", "email"])
+    );
+}
+
+#[test]
+fn draft7_ref_stands_for_its_target_alone() {
+    let schema = json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {"p": {"$ref": "#/definitions/S", "maxLength": 2, "description": "P."}},
+        "required": ["p"],
+        "definitions": {"S": {"type": "string", "minLength": 1}}
+    });
+    let result = openai(&schema);
+    assert!(result.faithful, "{:#?}", result.changes);
+    // `maxLength` beside `$ref` is ignored in draft 7: dropped, the meaning kept; the
+    // description stays (an annotation for the model).
+    assert_eq!(
+        result.schema["properties"]["p"],
+        json!({"description": "P.", "type": "string"})
+    );
+    let dropped = at(&result.changes, "/properties/p", "maxLength");
+    assert!(dropped.lossy);
+    assert!(dropped.message.contains("draft 7"), "{}", dropped.message);
+    // In 2020-12 the sibling applies.
+    let result = gemini(&without_schema(schema));
+    assert_eq!(result.schema["properties"]["p"]["maxLength"], json!(2));
+}
+
+#[test]
+fn draft7_tuples_become_prefix_items() {
+    let schema = json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "range": {
+                "type": "array",
+                "items": [{"type": "integer", "minimum": 0}, {"type": "string", "maxLength": 9}],
+                "additionalItems": false
+            },
+            "open": {"type": "array", "items": {"type": "integer"}, "additionalItems": false}
+        },
+        "required": ["range", "open"]
+    });
+    let tuple = json!({
+        "type": "object",
+        "properties": {
+            "range": {
+                "type": "array",
+                "prefixItems": [{"type": "integer", "minimum": 0}, {"type": "string", "maxLength": 9}],
+                "items": false
+            },
+            "open": {"type": "array", "items": {"type": "integer"}}
+        },
+        "required": ["range", "open"]
+    });
+    for dialect in Dialect::ALL {
+        let draft7 = transform(&schema, dialect);
+        let canonical = transform(&tuple, dialect);
+        assert_eq!(draft7.schema, canonical.schema, "{dialect}");
+        assert_eq!(draft7.faithful, canonical.faithful, "{dialect}");
+        let read = at(&draft7.changes, "/properties/range", "items");
+        assert!(
+            read.lossy && read.message.contains("prefixItems"),
+            "{read:?}"
+        );
+        assert!(at(&draft7.changes, "/properties/range", "additionalItems").lossy);
+        // `additionalItems` beside a single `items` schema has no effect.
+        assert!(at(&draft7.changes, "/properties/open", "additionalItems").lossy);
+        // Changes inside the positions name the input's pointers.
+        if dialect == Dialect::AnthropicStrict {
+            at(&draft7.changes, "/properties/range/items/0", "minimum");
+        }
+        if dialect == Dialect::OpenAiStrict {
+            at(&draft7.changes, "/properties/range/items/1", "maxLength");
+        }
+    }
+    let result = gemini(&schema);
+    assert_eq!(
+        result.schema["properties"]["range"]["items"],
+        json!({"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "maxLength": 9}]})
+    );
+}
+
+#[test]
+fn draft4_exclusive_bounds_and_ids() {
+    // An OpenAPI 2 / draft 4 document: `id`, boolean exclusive bounds, `definitions`.
+    let schema = json!({
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "id": "https://example.com/pets/update",
+        "type": "object",
+        "properties": {
+            "petId": {"type": "integer", "format": "int64", "minimum": 0, "exclusiveMinimum": true},
+            "weight": {"type": "number", "exclusiveMaximum": true, "maximum": 500, "minimum": 0, "exclusiveMinimum": false},
+            "status": {"type": "string", "enum": ["available", "pending", "sold"]},
+            "tag": {"$ref": "#/definitions/Tag"},
+            "kind": {"type": "string", "const": "pet"}
+        },
+        "required": ["petId"],
+        "definitions": {"Tag": {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}}}
+    });
+    let result = openai(&schema);
+    assert!(result.faithful, "{:#?}", result.changes);
+    let props = &result.schema["properties"];
+    assert_eq!(
+        props["petId"],
+        json!({"type": "integer", "exclusiveMinimum": 0})
+    );
+    assert_eq!(
+        props["weight"],
+        json!({"type": ["number", "null"], "exclusiveMaximum": 500, "minimum": 0})
+    );
+    // `const` is not a keyword of draft 4: it never restricted anything.
+    assert_eq!(props["kind"], json!({"type": ["string", "null"]}));
+    assert_eq!(
+        props["tag"],
+        json!({"anyOf": [{"$ref": "#/definitions/Tag"}, {"type": "null"}]})
+    );
+    let read = at(&result.changes, "/properties/petId", "exclusiveMinimum");
+    assert!(read.lossy);
+    assert_eq!(
+        read.message,
+        "read draft 4's `exclusiveMinimum: true` beside `minimum: 0` as `exclusiveMinimum: 0`"
+    );
+    assert!(at(&result.changes, "/properties/weight", "exclusiveMinimum").lossy);
+    assert!(at(&result.changes, "/properties/kind", "const").lossy);
+    assert!(
+        result.changes.iter().all(|c| c.keyword != "id"),
+        "`id` is an identifier: {:#?}",
+        result.changes
+    );
+    // Gemini: an exclusive bound on an integer is exact.
+    let result = gemini(&schema);
+    assert_eq!(
+        result.schema["properties"]["petId"],
+        json!({"type": "integer", "format": "int64", "minimum": 1})
+    );
+}
+
+#[test]
+fn dependencies_are_read_as_their_2020_12_keywords() {
+    let schema = json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {"card": {"type": "string"}, "billing": {"type": "string"}},
+        "dependencies": {"card": ["billing"], "billing": {"required": ["card"]}}
+    });
+    let result = openai(&schema);
+    assert!(!result.faithful);
+    assert_eq!(
+        at(&result.changes, "", "dependencies").message,
+        "read `dependencies` as `dependentRequired` and `dependentSchemas`"
+    );
+    assert_eq!(
+        reasons(&result),
+        vec![("", "dependentRequired"), ("", "dependentSchemas")]
+    );
+}
+
+#[test]
+fn draft2019_recursive_refs_in_one_resource_are_refs() {
+    let tree = json!({
+        "$schema": "https://json-schema.org/draft/2019-09/schema",
+        "$recursiveAnchor": true,
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "children": {"type": "array", "items": {"$recursiveRef": "#"}}
+        },
+        "required": ["name", "children"],
+        "additionalProperties": false
+    });
+    let result = openai(&tree);
+    assert!(result.faithful, "{:#?}", result.changes);
+    assert_eq!(
+        result.schema["properties"]["children"]["items"],
+        json!({"$ref": "#"})
+    );
+    assert!(
+        at(
+            &result.changes,
+            "/properties/children/items",
+            "$recursiveRef"
+        )
+        .lossy
+    );
+    // Anthropic supports no recursion; Gemini cuts it.
+    assert!(!anthropic(&tree).faithful);
+    assert!(!gemini(&tree).faithful);
+    // With a resource of its own below the root, the reference is dynamic: not expressible.
+    let mut nested = tree.clone();
+    nested["properties"]["name"]["$id"] = json!("https://example.com/name");
+    let result = openai(&nested);
+    assert!(!result.faithful);
+    assert!(reasons(&result).contains(&("/properties/children/items", "$recursiveRef")));
+}
+
+#[test]
+fn older_drafts_drop_what_they_do_not_have() {
+    let schema = json!({
+        "$schema": "http://json-schema.org/draft-07/schema",
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "$id": "#name"},
+            "b": {"$ref": "#name"}
+        },
+        "required": ["a", "b"],
+        "unevaluatedProperties": {"type": "integer"},
+        "dependentRequired": {"a": ["b"]}
+    });
+    let result = openai(&schema);
+    assert!(result.faithful, "{:#?}", result.changes);
+    for keyword in ["unevaluatedProperties", "dependentRequired"] {
+        let dropped = at(&result.changes, "", keyword);
+        assert!(dropped.lossy);
+        assert_eq!(
+            dropped.message,
+            format!("dropped `{keyword}`: not a keyword of draft 7")
+        );
+    }
+    // A plain-name `$id` is an anchor before 2019-09.
+    assert_eq!(result.schema["properties"]["b"], json!({"type": "string"}));
+    // Draft 6 reads as draft 7; an unknown `$schema` as 2020-12.
+    let mut draft6 = schema.clone();
+    draft6["$schema"] = json!("http://json-schema.org/draft-06/schema#");
+    assert_eq!(openai(&draft6).schema, result.schema);
+    let mut custom = schema;
+    custom["$schema"] = json!("https://example.com/my-meta");
+    assert!(!openai(&custom).faithful);
+}
+
+#[test]
+fn a_named_zod_schema_is_its_definition() {
+    // zod-to-json-schema with a name: the root is a `$ref` into `definitions`. Strict output is
+    // the definition itself, without the copy of it no reference points to any more.
+    let schema = json!({
+        "$ref": "#/definitions/search",
+        "definitions": {
+            "search": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "minLength": 1},
+                    "filter": {"$ref": "#/definitions/filter"}
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            },
+            "filter": {"type": "object", "properties": {"lang": {"type": "string"}}, "additionalProperties": false},
+            "unused": {"type": "integer"}
+        },
+        "$schema": "http://json-schema.org/draft-07/schema#"
+    });
+    let result = openai(&schema);
+    assert!(result.faithful, "{:#?}", result.changes);
+    assert_eq!(
+        result.schema,
+        json!({
+            "definitions": {"filter": {
+                "type": "object",
+                "properties": {"lang": {"type": ["string", "null"]}},
+                "required": ["lang"],
+                "additionalProperties": false
+            }},
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "filter": {"anyOf": [{"$ref": "#/definitions/filter"}, {"type": "null"}]}
+            },
+            "required": ["query", "filter"],
+            "additionalProperties": false
+        })
+    );
+    for name in ["search", "unused"] {
+        let removed = at(
+            &result.changes,
+            &format!("/definitions/{name}"),
+            "definitions",
+        );
+        assert!(removed.lossy);
+    }
+    // The same for Anthropic; Gemini inlines everything anyway.
+    let result = anthropic(&schema);
+    assert!(result.faithful, "{:#?}", result.changes);
+    assert_eq!(
+        result.schema["definitions"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        vec!["filter"]
+    );
+    assert!(gemini(&schema).schema.get("definitions").is_none());
+}

@@ -116,7 +116,9 @@ fn cyclic_sites(root: &Value) -> HashSet<String> {
         let Value::Object(map) = schema else {
             continue;
         };
-        if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+        // A draft 2019-09 `$recursiveRef` may be read as a `$ref` (see `drafts.rs`).
+        let reference = map.get("$ref").or_else(|| map.get("$recursiveRef"));
+        if let Some(reference) = reference.and_then(Value::as_str) {
             let target = resolve(root, reference).map(|(_, target)| target);
             sites.push((pointer.clone(), target));
         }

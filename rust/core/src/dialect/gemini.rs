@@ -196,7 +196,19 @@ impl Walker<'_> {
         mut parts: Parts,
         pointer: &str,
     ) -> Value {
+        let tuple = parts.prefix.is_some();
         self.finish_items(&mut out, &mut parts);
+        if tuple
+            && let Some(Value::Object(items)) = out.get_mut("items")
+            && items.len() == 1
+            && items.contains_key("anyOf")
+        {
+            // The positions' schemas, joined into one union, are finished as a union the input
+            // had written: a `null` among them becomes `nullable` now, not on a second pass.
+            let union = std::mem::take(items);
+            let folded = self.finish_gemini(union, None, Parts::default(), pointer);
+            out.insert("items".to_owned(), folded);
+        }
         let mut types: Option<Vec<String>> = types.map(<[String]>::to_vec);
         if types.is_none() && parts.properties.is_some() {
             types = Some(vec!["object".to_owned()]);
@@ -333,21 +345,23 @@ impl Walker<'_> {
         let out = nullable_after_type(out);
         match &types {
             Some(list) if list.len() > 1 && !out.contains_key("anyOf") => {
-                Value::Object(split_types(out, list, true))
+                Value::Object(nullable_after_type(split_types(out, list, true)))
             }
             _ => Value::Object(out),
         }
     }
 }
 
-/// `nullable` placed right after `type` (when there is one): one place, however the schema
-/// came to be nullable, so that a declaration read back and transformed again gives the same
-/// bytes.
-fn nullable_after_type(schema: Map<String, Value>) -> Map<String, Value> {
+/// `nullable` placed right after `type`, or last when there is none: one place, however the
+/// schema came to be nullable (a `null` type, enum value or branch, or a nullable branch
+/// hoisted), so that a declaration read back and transformed again gives the same bytes.
+fn nullable_after_type(mut schema: Map<String, Value>) -> Map<String, Value> {
     let Some(flag) = schema.get("nullable").cloned() else {
         return schema;
     };
     if !schema.contains_key("type") {
+        schema.shift_remove("nullable");
+        schema.insert("nullable".to_owned(), flag);
         return schema;
     }
     let mut out = Map::with_capacity(schema.len());

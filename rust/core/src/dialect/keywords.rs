@@ -4,14 +4,15 @@
 use serde_json::{Map, Value};
 
 use super::merge::str_list;
-use super::node::{KeywordValue, Node, child, index};
+use super::node::{KeywordValue, Node, child};
 use super::walk::{Build, Parts, Treatment, Walker};
 
 impl<'a> Walker<'a> {
     /// Transform a node whose `$ref` and `allOf` are resolved.
     pub(super) fn build(&mut self, mut node: Node<'a>, pointer: &str, root: bool) -> Value {
         let rules = self.rules;
-        if let Some(entry) = node.shift_remove("oneOf") {
+        if let Some(mut entry) = node.shift_remove("oneOf") {
+            entry.written = Some("oneOf");
             if node.contains_key("anyOf") {
                 let message = "`oneOf` next to `anyOf` cannot be expressed: removed".to_owned();
                 self.unfaithful(&entry.base, "oneOf", message);
@@ -92,14 +93,14 @@ impl<'a> Walker<'a> {
                     let out_branches = branches
                         .iter()
                         .enumerate()
-                        .map(|(i, branch)| self.schema(branch, &index(base, "anyOf", i), false))
+                        .map(|(i, branch)| self.schema(branch, &entry.item(key, i), false))
                         .collect();
                     out.insert(key.clone(), Value::Array(out_branches));
                 }
                 "items" => match entry.value.input() {
                     Some(Value::Bool(false)) => parts.items_false = Some(base.to_owned()),
                     Some(items @ (Value::Object(_) | Value::Bool(true))) => {
-                        let sub = self.schema(items, &child(base, "items"), false);
+                        let sub = self.schema(items, &entry.subschema(key), false);
                         parts.items = Some(sub);
                         out.insert(key.clone(), Value::Null);
                     }
@@ -110,9 +111,10 @@ impl<'a> Walker<'a> {
                         self.removed_unfaithful(base, key, "a `prefixItems` that is not an array");
                         continue;
                     };
+                    let at = entry;
                     let mut distinct: Vec<Value> = Vec::new();
-                    for (i, entry) in entries.iter().enumerate() {
-                        let sub = self.schema(entry, &index(base, key, i), false);
+                    for (i, item) in entries.iter().enumerate() {
+                        let sub = self.schema(item, &at.item(key, i), false);
                         if !distinct.contains(&sub) {
                             distinct.push(sub);
                         }

@@ -254,11 +254,21 @@ pub(super) fn make_nullable(schema: Value) -> (Value, bool) {
     let Value::Object(mut map) = schema else {
         return (schema, false);
     };
-    let add_null_value = |map: &mut Map<String, Value>| {
-        if let Some(value) = map.shift_remove("const") {
-            map.insert("enum".to_owned(), Value::Array(vec![value, Value::Null]));
-        } else if let Some(Value::Array(values)) = map.get_mut("enum") {
-            values.push(Value::Null);
+    // `null` is added where it is missing only: the type, the values and the alternatives may
+    // each already allow it while another does not.
+    let add_null_value = |map: &mut Map<String, Value>| match map.get("const") {
+        Some(Value::Null) => {}
+        Some(_) => {
+            if let Some(value) = map.shift_remove("const") {
+                map.insert("enum".to_owned(), Value::Array(vec![value, Value::Null]));
+            }
+        }
+        None => {
+            if let Some(Value::Array(values)) = map.get_mut("enum")
+                && !values.contains(&Value::Null)
+            {
+                values.push(Value::Null);
+            }
         }
     };
     if !map.contains_key("anyOf")
@@ -266,8 +276,10 @@ pub(super) fn make_nullable(schema: Value) -> (Value, bool) {
         && let Some(kind) = map.get_mut("type")
     {
         let mut names = str_list(kind);
-        names.push("null".to_owned());
-        *kind = types_value(&names);
+        if !names.iter().any(|name| name == "null") {
+            names.push("null".to_owned());
+            *kind = types_value(&names);
+        }
         add_null_value(&mut map);
         return (Value::Object(map), false);
     }
@@ -275,7 +287,9 @@ pub(super) fn make_nullable(schema: Value) -> (Value, bool) {
         && !map.contains_key("$ref")
         && let Some(Value::Array(branches)) = map.get_mut("anyOf")
     {
-        branches.push(null_schema());
+        if !branches.iter().any(accepts_null) {
+            branches.push(null_schema());
+        }
         add_null_value(&mut map);
         return (Value::Object(map), false);
     }

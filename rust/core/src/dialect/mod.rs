@@ -75,6 +75,7 @@
 )]
 
 mod anthropic;
+mod drafts;
 mod gemini;
 mod keywords;
 mod merge;
@@ -156,8 +157,11 @@ pub fn transform(schema: &Value, dialect: Dialect) -> Transformed {
     let rules = dialect.rules();
     let mut walker = Walker::new(rules, schema);
     rules.prepare(&mut walker, schema);
-    let out = walker.schema(schema, "", true);
+    let mut out = walker.schema(schema, "", true);
     walker.check_root(&out);
+    if rules.is_strict() {
+        walker.prune_definitions(&mut out);
+    }
     rules.check_output(&mut walker, &out);
     let changes = walker.into_changes();
     let faithful = changes.iter().all(|change| change.lossy);

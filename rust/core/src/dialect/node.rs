@@ -63,6 +63,23 @@ pub(super) struct Keyword<'a> {
     pub(super) value: KeywordValue<'a>,
     /// The pointer of the schema the keyword belongs to.
     pub(super) base: String,
+    /// The keyword's name in the input, when the walk reads it under another (`oneOf` read as
+    /// `anyOf`): the pointers of its subschemas are built with it, so that they locate the
+    /// input.
+    pub(super) written: Option<&'static str>,
+}
+
+impl Keyword<'_> {
+    /// The pointer of the subschema at `index` of this keyword's array (`key` is the name the
+    /// walk reads it under).
+    pub(super) fn item(&self, key: &str, index: usize) -> String {
+        self::index(&self.base, self.written.unwrap_or(key), index)
+    }
+
+    /// The pointer of this keyword's own subschema (`key` as in [`Self::item`]).
+    pub(super) fn subschema(&self, key: &str) -> String {
+        child(&self.base, self.written.unwrap_or(key))
+    }
 }
 
 pub(super) type Node<'a> = IndexMap<String, Keyword<'a>>;
@@ -91,6 +108,7 @@ pub(super) fn node_of<'a>(map: &'a Map<String, Value>, pointer: &str) -> Node<'a
                 Keyword {
                     value: keyword_value,
                     base: pointer.to_owned(),
+                    written: None,
                 },
             )
         })
@@ -131,7 +149,15 @@ fn find_anchor<'a>(schema: &'a Value, anchor: &str, pointer: &str) -> Option<(&'
     let Value::Object(map) = schema else {
         return None;
     };
-    if map.get("$anchor").and_then(Value::as_str) == Some(anchor) {
+    // Before 2019-09 a plain-name fragment was an `$id` (draft 4: `id`) of `#name`.
+    let named = map.get("$anchor").and_then(Value::as_str) == Some(anchor)
+        || ["$id", "id"].iter().any(|key| {
+            map.get(*key)
+                .and_then(Value::as_str)
+                .and_then(|id| id.strip_prefix('#'))
+                == Some(anchor)
+        });
+    if named {
         return Some((schema, pointer.to_owned()));
     }
     subschemas(map, pointer)
@@ -139,7 +165,8 @@ fn find_anchor<'a>(schema: &'a Value, anchor: &str, pointer: &str) -> Option<(&'
         .find_map(|(sub, sub_pointer)| find_anchor(sub, anchor, &sub_pointer))
 }
 
-/// The subschemas of a schema object with their pointers (applicators only, not data values).
+/// The subschemas of a schema object with their pointers (applicators only, not data values),
+/// in any draft: array `items`, `additionalItems` and `dependencies` included.
 pub(super) fn subschemas<'a>(
     map: &'a Map<String, Value>,
     pointer: &str,
@@ -147,13 +174,19 @@ pub(super) fn subschemas<'a>(
     let mut out = Vec::new();
     for (key, value) in map {
         match key.as_str() {
-            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
+            | "dependencies" => {
                 if let Value::Object(entries) = value {
                     let base = child(pointer, key);
-                    out.extend(entries.iter().map(|(name, sub)| (sub, child(&base, name))));
+                    out.extend(
+                        entries
+                            .iter()
+                            .filter(|(_, sub)| !sub.is_array())
+                            .map(|(name, sub)| (sub, child(&base, name))),
+                    );
                 }
             }
-            "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
+            "allOf" | "anyOf" | "oneOf" | "prefixItems" | "items" if value.is_array() => {
                 if let Value::Array(entries) = value {
                     out.extend(
                         entries
@@ -164,6 +197,7 @@ pub(super) fn subschemas<'a>(
                 }
             }
             "items"
+            | "additionalItems"
             | "additionalProperties"
             | "not"
             | "if"

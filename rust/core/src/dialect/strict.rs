@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use super::merge::{is_primitive, make_nullable, set_types, split_types, value_type};
 use super::node::Node;
 use super::walk::{Parts, Walker};
+use crate::json::pointer;
 
 /// How the strict dialects differ when they finish a node.
 pub(super) struct Strictness {
@@ -275,6 +276,92 @@ impl<'a> Walker<'a> {
             out.shift_remove("required");
         }
         out.insert("additionalProperties".to_owned(), Value::Bool(false));
+    }
+}
+
+impl Walker<'_> {
+    /// Definitions (`$defs`, `definitions`) that no reference of the output reaches any more,
+    /// since every reference to them was inlined (a root `$ref`, as zod-to-json-schema writes
+    /// with a name, always is), are removed: a provider would count them against its limits.
+    /// Nothing is removed when a reference names anything but the root or a definition.
+    pub(super) fn prune_definitions(&mut self, out: &mut Value) {
+        const CONTAINERS: [&str; 2] = ["$defs", "definitions"];
+        let Value::Object(root) = out else {
+            return;
+        };
+        let target = |reference: &str| -> Option<(usize, String)> {
+            CONTAINERS
+                .iter()
+                .enumerate()
+                .find_map(|(which, container)| {
+                    let name = reference.strip_prefix(&format!("#/{container}/"))?;
+                    Some((which, pointer::unescape(name).into_owned()))
+                })
+        };
+        let defined = |(which, name): &(usize, String)| {
+            root.get(CONTAINERS[*which])
+                .and_then(|defs| defs.get(name.as_str()))
+        };
+        let mut todo = Vec::new();
+        for (key, value) in root.iter() {
+            if !CONTAINERS.contains(&key.as_str()) {
+                references(value, &mut todo);
+            }
+        }
+        let mut reached: HashSet<(usize, String)> = HashSet::new();
+        while let Some(reference) = todo.pop() {
+            if reference == "#" {
+                continue;
+            }
+            let Some(found) = target(&reference).filter(|found| defined(found).is_some()) else {
+                return; // a reference this walk does not follow: keep every definition
+            };
+            if let Some(def) = defined(&found)
+                && reached.insert(found)
+            {
+                references(def, &mut todo);
+            }
+        }
+        for (which, container) in CONTAINERS.iter().enumerate() {
+            let Some(Value::Object(defs)) = root.get_mut(*container) else {
+                continue;
+            };
+            let unused: Vec<String> = defs
+                .keys()
+                .filter(|name| !reached.contains(&(which, (*name).clone())))
+                .cloned()
+                .collect();
+            for name in unused {
+                defs.shift_remove(&name);
+                let message = format!(
+                    "removed the definition `{name}`: no reference of the result points to it"
+                );
+                self.lossy(
+                    &pointer::join(&format!("/{container}"), &name),
+                    container,
+                    message,
+                );
+            }
+            if defs.is_empty() {
+                root.shift_remove(*container);
+            }
+        }
+    }
+}
+
+/// Every `$ref` string inside `value`, appended to `found`.
+fn references(value: &Value, found: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, item) in map {
+                match (key.as_str(), item) {
+                    ("$ref", Value::String(reference)) => found.push(reference.clone()),
+                    _ => references(item, found),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| references(item, found)),
+        _ => {}
     }
 }
 

@@ -6,8 +6,10 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Number, Value};
 
+use super::drafts::{document_draft, single_resource};
 use super::merge::{ANNOTATIONS, TYPE_NAMES, merge_values, str_list, widens};
-use super::node::{KeywordValue, Node, index, node_of, resolve};
+use super::node::{KeywordValue, Node, index, resolve};
+use crate::jsonschema::Draft;
 
 /// Subschemas one transform may build before `$ref` inlining stops (hostile fan-out).
 const NODE_BUDGET: usize = 20_000;
@@ -143,6 +145,11 @@ pub(super) struct Walker<'a> {
     /// The schemas whose `$ref` is part of a cycle (filled by the rules that need them:
     /// Anthropic's).
     pub(super) cyclic: HashSet<String>,
+    /// The draft the input is written in (its `$schema`; 2020-12 when it names none), whose
+    /// keywords are read as 2020-12's (`drafts.rs`).
+    pub(super) draft: Draft,
+    /// Draft 2019-09: no schema below the root has an `$id` (see `drafts.rs`).
+    pub(super) single_resource: bool,
 }
 
 /// What a schema's keywords gave, for the checks made once all of them are seen.
@@ -166,6 +173,7 @@ pub(super) struct Parts {
 
 impl<'a> Walker<'a> {
     pub(super) fn new(rules: &'static dyn Rules, root: &'a Value) -> Self {
+        let draft = document_draft(root);
         Self {
             rules,
             root,
@@ -175,6 +183,8 @@ impl<'a> Walker<'a> {
             budget: NODE_BUDGET,
             depth: 0,
             cyclic: HashSet::new(),
+            draft,
+            single_resource: draft == Draft::Draft201909 && single_resource(root),
         }
     }
 
@@ -241,7 +251,8 @@ impl<'a> Walker<'a> {
         match value {
             Value::Object(map) => {
                 self.depth += 1;
-                let out = self.node(node_of(map, pointer), pointer, root);
+                let node = self.read(map, pointer);
+                let out = self.node(node, pointer, root);
                 self.depth -= 1;
                 out
             }
@@ -316,7 +327,7 @@ impl<'a> Walker<'a> {
                     let entry_pointer = index(&all_of.base, "allOf", i);
                     match entry {
                         Value::Object(map) => {
-                            let inner = node_of(map, &entry_pointer);
+                            let inner = self.read(map, &entry_pointer);
                             node = self.merge(node, inner, &all_of.base, "allOf");
                         }
                         Value::Bool(true) => {}
@@ -374,7 +385,7 @@ impl<'a> Walker<'a> {
         self.stack.push(target_pointer.clone());
         node.shift_remove("$ref");
         let inner = match target {
-            Value::Object(map) => node_of(map, &target_pointer),
+            Value::Object(map) => self.read(map, &target_pointer),
             Value::Bool(true) => Node::new(),
             _ => {
                 let message = format!("`$ref` {reference:?} points to a schema allowing no value");

@@ -13,7 +13,7 @@ use super::node::{
 use super::options::{Draft, Options, SchemaError};
 use super::{meta, uri};
 use crate::formats::Format;
-use crate::json::{Instance, Number};
+use crate::json::{Instance, Number, pointer};
 use crate::pattern::Pattern;
 
 /// Base URI of a document that has no `$id`.
@@ -540,18 +540,19 @@ impl<'s> Compiler<'s> {
             return Ok((root, root_resource, absolute));
         }
         if fragment.starts_with('/') {
-            let decoded = uri::percent_decode(fragment);
+            // Followed token by token: a `$id` on the way changes the resource.
+            let unresolved = || format!("cannot resolve reference {reference:?}");
+            let Some(decoded) = pointer::percent_decode(fragment) else {
+                return Err(self.error(at, unresolved()));
+            };
+            let Some(tokens) = pointer::tokens(&decoded) else {
+                return Err(self.error(at, unresolved()));
+            };
             let mut value = root;
             let mut resource = root_resource;
-            for token in decoded.split('/').skip(1) {
-                let token = token.replace("~1", "/").replace("~0", "~");
-                let next = match value {
-                    Value::Object(object) => object.get(&token),
-                    Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
-                    _ => None,
-                };
-                let Some(next) = next else {
-                    return Err(self.error(at, format!("cannot resolve reference {reference:?}")));
+            for token in tokens {
+                let Some(next) = pointer::step(value, &token) else {
+                    return Err(self.error(at, unresolved()));
                 };
                 value = next;
                 if let Some(id) = self.registry.root_ids.get(&address(value)) {

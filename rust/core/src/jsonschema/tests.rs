@@ -398,6 +398,42 @@ fn schema_errors_point_into_the_schema() {
 }
 
 #[test]
+fn reference_fragments_are_json_pointers_read_strictly() {
+    let defs = json!({
+        "a b": {"type": "integer"},
+        "%": {"type": "string"},
+        "%zz": {},
+        "\u{fffd}": {},
+        "x/y": {"type": "boolean"},
+        "list": [{"type": "null"}, {"type": "array"}]
+    });
+    let resolves = |reference: &str, instance: &Value| {
+        let schema = json!({"$defs": defs, "$ref": reference});
+        validator(&schema).is_valid(&instance)
+    };
+    assert!(resolves("#/$defs/a%20b", &json!(1)));
+    assert!(resolves("#/%24defs/%25", &json!("s")));
+    assert!(resolves("#/$defs/x~1y", &json!(true)));
+    assert!(resolves("#/$defs/list/1", &json!([])));
+    // A malformed escape, bytes that are not UTF-8, an index with a sign or a leading zero:
+    // refused (RFC 3986, RFC 6901), never read as a guess (`%zz` as itself, `%ff` as U+FFFD,
+    // `01` as `1`), even where the guess would name a schema.
+    for reference in [
+        "#/$defs/%zz",
+        "#/$defs/%ff",
+        "#/$defs/list/01",
+        "#/$defs/list/+1",
+    ] {
+        let schema = json!({"$defs": defs, "$ref": reference});
+        let error = SchemaValidator::compile(&schema, Options::default()).unwrap_err();
+        assert!(
+            error.to_string().contains("cannot resolve"),
+            "{reference}: {error}"
+        );
+    }
+}
+
+#[test]
 fn validator_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<SchemaValidator>();

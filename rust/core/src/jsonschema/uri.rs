@@ -158,31 +158,6 @@ pub(crate) fn split_fragment(uri: &str) -> (&str, &str) {
     uri.split_once('#').unwrap_or((uri, ""))
 }
 
-/// Decodes `%XX` escapes (used by JSON pointers inside URI fragments).
-pub(crate) fn percent_decode(text: &str) -> String {
-    if !text.contains('%') {
-        return text.to_owned();
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while let Some(&byte) = bytes.get(index) {
-        if byte == b'%' {
-            let hex = bytes
-                .get(index + 1..index + 3)
-                .and_then(|pair| std::str::from_utf8(pair).ok());
-            if let Some(value) = hex.and_then(|hex| u8::from_str_radix(hex, 16).ok()) {
-                out.push(value);
-                index += 3;
-                continue;
-            }
-        }
-        out.push(byte);
-        index += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::resolve;

@@ -141,6 +141,22 @@ fn int_object(py: Python<'_>, value: i64) -> Bound<'_, PyAny> {
     object.into_any()
 }
 
+/// A JSON number beyond a float's range (see [`Head::Overflow`]) for a number node: refused, as
+/// no float holds it, rather than read as the infinity a decoder rounds it to.
+#[cold]
+#[inline(never)]
+fn out_of_range<'py>(negative: bool, head: &Head<'_>, context: &mut Context<'py>) -> Built<'py> {
+    let (code, expected) = if negative {
+        (
+            ErrorCode::NumberTooSmall,
+            "at least -1.7976931348623157e308",
+        )
+    } else {
+        (ErrorCode::NumberTooLarge, "at most 1.7976931348623157e308")
+    };
+    context.error(code, expected, describe(head))
+}
+
 /// A short rendering of a value's head for messages.
 fn describe(head: &Head<'_>) -> String {
     match head {
@@ -149,6 +165,8 @@ fn describe(head: &Head<'_>) -> String {
         Head::Int(number) => format!("integer {number}"),
         Head::BigInt(digits) => format!("integer {digits}"),
         Head::Float(number) => format!("number {number}"),
+        Head::Overflow { negative: false } => "number above 1.7976931348623157e308".to_owned(),
+        Head::Overflow { negative: true } => "number below -1.7976931348623157e308".to_owned(),
         Head::Str(text) => describe_str(text),
         Head::Array => "array".to_owned(),
         Head::Object => "object".to_owned(),
@@ -371,6 +389,7 @@ impl Engine {
             Head::Str(text) if context.lenient => {
                 lenient_number(text).filter(|number| number.is_integer())?
             }
+            Head::Overflow { negative } => return Some(out_of_range(*negative, head, context)),
             _ => return None,
         };
         if let Err((code, expected)) = check.check(number) {
@@ -409,6 +428,7 @@ impl Engine {
             Head::Float(number) => Number::F64(*number),
             Head::BigInt(digits) => Number::F64(digits.parse::<f64>().ok()?),
             Head::Str(text) if context.lenient => lenient_number(text)?,
+            Head::Overflow { negative } => return Some(out_of_range(*negative, head, context)),
             _ => return None,
         };
         if let Err((code, expected)) = check.check(number) {

@@ -33,6 +33,11 @@ pub(crate) enum Head<'s> {
     /// An integer beyond `i64`, as decimal digits (boxed: kept small, `Head` is returned often).
     BigInt(Box<str>),
     Float(f64),
+    /// A JSON number beyond a float's range (`1e400`; negative when it is below), which JSON
+    /// decoders read as an infinity: JSON has none, so it is refused rather than read as one.
+    Overflow {
+        negative: bool,
+    },
     Str(Cow<'s, str>),
     Array,
     Object,
@@ -166,7 +171,26 @@ fn number_head(number: NumberAny) -> Head<'static> {
     match number {
         NumberAny::Int(NumberInt::Int(value)) => Head::Int(value),
         NumberAny::Int(NumberInt::BigInt(value)) => Head::BigInt(value.to_string().into()),
-        NumberAny::Float(value) => Head::Float(value),
+        NumberAny::Float(value) => json_float(value),
+    }
+}
+
+/// A float decoded from JSON text. JSON has no infinity, so an infinite one is a number beyond
+/// a float's range that the decoder rounded (`1e400`): every JSON source reads floats here.
+#[inline]
+fn json_float(value: f64) -> Head<'static> {
+    if value.is_finite() {
+        Head::Float(value)
+    } else {
+        overflow(value)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn overflow(value: f64) -> Head<'static> {
+    Head::Overflow {
+        negative: value.is_sign_negative(),
     }
 }
 
@@ -205,7 +229,7 @@ impl<'py> Source<'py> for Stream<'_, 'py> {
                 let number = self.jiter.known_number(peek);
                 match &number {
                     Ok(NumberAny::Int(NumberInt::Int(value))) => Scalar::Int(*value),
-                    Ok(NumberAny::Float(value)) => Scalar::Float(*value),
+                    Ok(NumberAny::Float(value)) if value.is_finite() => Scalar::Float(*value),
                     _ => Scalar::Head(number_head(number?)),
                 }
             }
@@ -326,7 +350,7 @@ fn spelled_head(text: &str) -> Result<Head<'static>, Fatal> {
     match NumberAny::from_bytes(text.as_bytes(), false) {
         Ok(NumberAny::Int(NumberInt::Int(value))) => Ok(Head::Int(value)),
         Ok(NumberAny::Int(NumberInt::BigInt(value))) => Ok(Head::BigInt(value.to_string().into())),
-        Ok(NumberAny::Float(value)) => Ok(Head::Float(value)),
+        Ok(NumberAny::Float(value)) => Ok(json_float(value)),
         Err(_) => Err(Fatal::Reread),
     }
 }
@@ -587,7 +611,7 @@ impl<'py> Source<'py> for Tree<'_, 'py> {
                 JsonValue::Bool(flag) => Head::Bool(*flag),
                 JsonValue::Int(number) => Head::Int(*number),
                 JsonValue::BigInt(number) => Head::BigInt(number.to_string().into()),
-                JsonValue::Float(number) => Head::Float(*number),
+                JsonValue::Float(number) => json_float(*number),
                 JsonValue::Str(text) => Head::Str(Cow::Borrowed(text)),
                 JsonValue::Array(_) => Head::Array,
                 JsonValue::Object(_) => Head::Object,
