@@ -47,6 +47,7 @@ if __package__ in (None, ""):
 
 import anyio
 
+from benches import adapters as ag
 from benches import cases as c
 from benches import tools as t
 from benches import views as v
@@ -89,6 +90,7 @@ class Target:
     measured: float
     limit: float
     higher_is_better: bool
+    unit: str = "x"
 
     @property
     def met(self) -> bool:
@@ -621,6 +623,49 @@ def _reset_outcome(result: object) -> t.Outcome:
     return t.Outcome(result is not None, result)
 
 
+def bench_adapters(repeats: int, target_s: float) -> list[Measurement]:
+    """Provider adapters: a turn's tool calls read, and its results written (`benches.adapters`).
+
+    Each implementation is checked to give the turn's calls (or one message per result) before
+    it is timed.
+    """
+    out: list[Measurement] = []
+    for provider in ag.PROVIDERS:
+        for count in ag.CALL_COUNTS:
+            case = ag.case_name(provider, count)
+            impls = ag.adapter_implementations(provider, count)
+            for name, fn in list(impls.items()):
+                made = list(fn())  # type: ignore[call-overload]
+                calls_ok = name == ag.RESULTS or made == ag.expected_calls(count)
+                if len(made) < count or not calls_ok:
+                    _note("adapters", case, name, f"not timed, wrong output: {made!r:.160}")
+                    del impls[name]
+            out += measure_group("adapters", case, impls, repeats, target_s)
+    return out
+
+
+def bench_agent_loop(repeats: int, target_s: float) -> list[Measurement]:
+    """One agent run: `run_agent` against pydantic-ai's ``Agent.run`` (`benches.adapters`)."""
+    out: list[Measurement] = []
+    for case in ag.LOOP_CASES:
+        impls: dict[str, t.Built] = {}
+        for name, loop in ag.loop_implementations(case).items():
+            if isinstance(loop, str):
+                _note("agent_loop", case, name, loop)
+                continue
+            impls[name] = t.Built(loop, True, _loop_outcome)
+        for name, outcome in anyio.run(_outcomes, impls).items():
+            if outcome != t.Outcome(True, "done"):
+                _note("agent_loop", case, name, f"not timed, wrong outcome: {outcome!r:.160}")
+                del impls[name]
+        out += measure_group_async("agent_loop", case, impls, repeats, target_s)
+    return out
+
+
+def _loop_outcome(result: object) -> t.Outcome:
+    return t.Outcome(result == "done", result)
+
+
 # --- report ----------------------------------------------------------------------------------
 
 
@@ -678,6 +723,18 @@ def targets(results: list[Measurement]) -> list[Target]:
         r = ratio("tool_inline", case, t.FT_TOOL, t.FLOOR)
         if r is not None:
             out.append(Target(f"{case} inline sync tool call: ferrotool / floor", r, 1.5, False))
+    for provider in ag.PROVIDERS:
+        count = ag.CALL_COUNTS[-1]
+        case = ag.case_name(provider, count)
+        for impl, what in ((ag.FROM_SDK, "per call"), (ag.RESULTS, "per result")):
+            m = _find(results, "adapters", case, impl)
+            if m is not None:
+                name = f"{provider} {impl} {what} ({count} a turn)"
+                out.append(Target(name, m.median_us / count, 2.0, False, unit=" µs"))
+    for case in ag.LOOP_CASES:
+        r = ratio("agent_loop", case, ag.PAI_LOOP, ag.FT_LOOP)
+        if r is not None:
+            out.append(Target(f"agent run, {case}: pydantic-ai / ferrotool", r, 3.0, True))
     small, large = v.size_case(v.BACKEND_SIZES[0]), v.size_case(v.BACKEND_SIZES[-1])
     # The target is on building the view; listing its names is O(visible tools) by nature
     # (60,000 of them at 100,000), so that row is measured but not a target.
@@ -783,10 +840,12 @@ GROUP_TITLES = {
         None,
         None,
     ),
+    "adapters": ("Provider adapters: a turn's tool calls in, its results out", ag.FLOOR, None),
+    "agent_loop": ("One agent run: model turns around the tool calls", None, ag.FT_LOOP),
 }
 # Groups whose ratio column is this median over ferrotool's (how many times slower a peer is),
 # rather than ferrotool's over this one.
-PEER_OVER_OURS = {"tool_async", "tool_inline", "tool_thread"}
+PEER_OVER_OURS = {"tool_async", "tool_inline", "tool_thread", "agent_loop"}
 
 
 def markdown(results: list[Measurement], info: dict[str, str], repeats: int) -> str:
@@ -832,8 +891,15 @@ def markdown(results: list[Measurement], info: dict[str, str], repeats: int) -> 
                 f"- {m.impl}: {m.median_us / m.loops:.1f} µs per tool ({m.loops:,} per toolkit)"
                 for m in rows
             ]
+        if group == "adapters":
+            lines += [f"- {line}" for line in _per_call(rows)]
+        if group == "agent_loop":
+            lines += [
+                f"- {m.case}, {m.impl}: {m.median_us / ag.TURNS[m.case]:,.1f} µs per model turn"
+                for m in rows
+            ]
         lines += [f"- {n.case} {n.impl}: {n.text}" for n in notes]
-        if notes or group == "tool_register":
+        if notes or group in ("tool_register", "adapters", "agent_loop"):
             lines.append("")
     checked = targets(results)
     if checked:
@@ -845,8 +911,9 @@ def markdown(results: list[Measurement], info: dict[str, str], repeats: int) -> 
         ]
         for target in checked:
             sign = "≥" if target.higher_is_better else "≤"
+            unit = target.unit
             lines.append(
-                f"| {target.name} | {target.measured:.2f}x | {sign} {target.limit:g}x "
+                f"| {target.name} | {target.measured:.2f}{unit} | {sign} {target.limit:g}{unit} "
                 f"| {target.verdict()} |"
             )
         lines.append("")
@@ -855,6 +922,17 @@ def markdown(results: list[Measurement], info: dict[str, str], repeats: int) -> 
         f"the median); {info['cpus']} CPUs, {info['cpu_model']}, Python {info['python']}."
     )
     return "\n".join(lines) + "\n"
+
+
+def _per_call(rows: list[Measurement]) -> list[str]:
+    """The adapters' cost per call (or per result) in the largest turn measured."""
+    count = ag.CALL_COUNTS[-1]
+    return [
+        f"{m.case}, {m.impl}: {m.median_us / count:.2f} µs per "
+        f"{'result' if m.impl == ag.RESULTS else 'call'}"
+        for m in rows
+        if m.case.endswith(f"{count} calls")
+    ]
 
 
 def _mapping_ratio(results: list[Measurement], m: Measurement) -> str:
@@ -880,6 +958,8 @@ BENCHES: dict[str, Callable[[int, float], list[Measurement]]] = {
     "view_build": bench_view_build,
     "view_schemas": bench_view_schemas,
     "reset_tools": bench_reset_tools,
+    "adapters": bench_adapters,
+    "agent_loop": bench_agent_loop,
 }
 
 

@@ -154,7 +154,7 @@ async def test_streamed_arguments_gather_into_the_same_calls() -> None:
 
 
 def test_a_tool_use_without_an_id_is_refused() -> None:
-    with pytest.raises(ProviderShapeError, match="no string 'id'"):
+    with pytest.raises(ProviderShapeError, match="needs a string id and name"):
         anthropic.tool_calls([{"type": "tool_use", "name": "f", "input": {}}])
     with pytest.raises(ProviderShapeError, match="not a list"):
         anthropic.tool_calls({"content": "text"})

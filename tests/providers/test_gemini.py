@@ -128,7 +128,7 @@ async def test_errors_go_under_error_and_images_into_parts() -> None:
 
 
 def test_a_call_without_a_name_is_refused() -> None:
-    with pytest.raises(ProviderShapeError, match="no string 'name'"):
+    with pytest.raises(ProviderShapeError, match="needs a string name"):
         gemini.tool_calls([{"function_call": {"args": {}}}])
     with pytest.raises(ProviderShapeError, match="no candidates"):
         gemini.tool_calls({"candidates": []})

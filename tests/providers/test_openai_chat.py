@@ -162,7 +162,7 @@ def test_what_is_not_a_function_call_is_refused() -> None:
         openai_chat.tool_calls(custom)
     with pytest.raises(ProviderShapeError, match="no choices"):
         openai_chat.tool_calls({"choices": []})
-    with pytest.raises(ProviderShapeError, match="no string 'id'"):
+    with pytest.raises(ProviderShapeError, match="needs a string id and name"):
         openai_chat.tool_calls({"tool_calls": [{"function": {"name": "f", "arguments": ""}}]})
     with pytest.raises(ProviderShapeError, match="id of the call"):
         openai_chat.result_messages([ToolResultBlock.success("x")])

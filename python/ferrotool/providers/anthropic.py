@@ -37,7 +37,6 @@ from ferrotool.providers._results import (
     result_id,
     results_of,
     split,
-    text_field,
 )
 from ferrotool.providers.streaming import CallDelta
 
@@ -61,6 +60,8 @@ else:
     ToolResultBlockParam: TypeAlias = dict
     ToolUseBlockParam: TypeAlias = dict
 
+_block: Final = tuple.__new__
+"""Builds a `ToolUseBlock` without its Python ``__new__`` frame (this runs per call)."""
 _WHAT: Final = "an Anthropic message"
 
 
@@ -84,27 +85,29 @@ def tool_calls(message: object) -> tuple[ToolUseBlock, ...]:
         ProviderShapeError: The value is not a message, or a ``tool_use`` block lacks its id,
             name or object ``input``.
     """
-    calls = []
-    for block in _content(message):
-        if field(block, "type") != "tool_use":
-            continue
-        tool_input = field(block, "input")
-        if tool_input is None:
-            tool_input = {}
-        try:
-            arguments = orjson.dumps(tool_input).decode()
-        except TypeError:
-            raise ProviderShapeError(
-                f"{_WHAT}: a tool_use input is not JSON: {block!r:.200}"
-            ) from None
-        calls.append(
-            ToolUseBlock(
-                text_field(block, "id", "a tool_use block"),
-                text_field(block, "name", "a tool_use block"),
-                arguments,
-            )
+    return tuple([_call(block) for block in _content(message) if _type(block) == "tool_use"])
+
+
+def _type(block: object) -> object:
+    return block.get("type") if isinstance(block, dict) else getattr(block, "type", None)
+
+
+def _call(block: object) -> ToolUseBlock:
+    """One ``tool_use`` block (read with direct lookups: this runs per call)."""
+    if isinstance(block, dict):
+        call_id, name, tool_input = block.get("id"), block.get("name"), block.get("input")
+    else:
+        call_id, name = getattr(block, "id", None), getattr(block, "name", None)
+        tool_input = getattr(block, "input", None)
+    if not isinstance(call_id, str) or not isinstance(name, str):
+        raise ProviderShapeError(
+            f"{_WHAT}: a tool_use block needs a string id and name: {block!r:.200}"
         )
-    return tuple(calls)
+    try:
+        arguments = "{}" if tool_input is None else orjson.dumps(tool_input).decode()
+    except TypeError:
+        raise ProviderShapeError(f"{_WHAT}: a tool_use input is not JSON: {block!r:.200}") from None
+    return _block(ToolUseBlock, (call_id, name, arguments))
 
 
 def _image(image: ImageBlock) -> ImageBlockParam:

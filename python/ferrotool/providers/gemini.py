@@ -42,7 +42,6 @@ from ferrotool.providers._results import (
     result_name,
     results_of,
     split,
-    text_field,
 )
 
 if TYPE_CHECKING:
@@ -66,6 +65,8 @@ else:
 GENERATED_ID: Final = "gemini-call-"
 """The prefix of the ids given to Gemini calls that came without one."""
 
+_block: Final = tuple.__new__
+"""Builds a `ToolUseBlock` without its Python ``__new__`` frame (this runs per call)."""
 _WHAT: Final = "a Gemini response"
 
 
@@ -95,21 +96,32 @@ def tool_calls(response: object) -> tuple[ToolUseBlock, ...]:
     """
     calls = []
     for index, part in enumerate(_parts(response)):
-        call = field(part, "function_call")
-        if call is None:
-            call = field(part, "functionCall")
-            if call is None:
-                continue
-        call_id = field(call, "id")
-        arguments = field(call, "args")
-        calls.append(
-            ToolUseBlock(
-                call_id if isinstance(call_id, str) and call_id else f"{GENERATED_ID}{index}",
-                text_field(call, "name", "a Gemini function call"),
-                "{}" if arguments is None else orjson.dumps(arguments).decode(),
-            )
-        )
+        if isinstance(part, dict):
+            call = part.get("function_call") or part.get("functionCall")
+        else:
+            call = getattr(part, "function_call", None)
+        if call is not None:
+            calls.append(_call(call, index))
     return tuple(calls)
+
+
+def _call(call: object, index: int) -> ToolUseBlock:
+    """One function call (read with direct lookups: this runs per call)."""
+    if isinstance(call, dict):
+        call_id, name, arguments = call.get("id"), call.get("name"), call.get("args")
+    else:
+        call_id, name = getattr(call, "id", None), getattr(call, "name", None)
+        arguments = getattr(call, "args", None)
+    if not isinstance(name, str):
+        raise ProviderShapeError(f"{_WHAT}: a function call needs a string name: {call!r:.200}")
+    return _block(
+        ToolUseBlock,
+        (
+            call_id if isinstance(call_id, str) and call_id else f"{GENERATED_ID}{index}",
+            name,
+            "{}" if arguments is None else orjson.dumps(arguments).decode(),
+        ),
+    )
 
 
 def _image(image: ImageBlock) -> FunctionResponsePartDict:

@@ -32,7 +32,6 @@ from ferrotool.providers._results import (
     result_id,
     results_of,
     split,
-    text_field,
 )
 from ferrotool.providers.streaming import EVERY_CALL, CallDelta
 
@@ -56,6 +55,8 @@ else:  # the names exist at run time too, as plain dicts (see `ferrotool.provide
     ChatCompletionToolMessageParam: TypeAlias = dict
     ChatCompletionToolParam: TypeAlias = dict
 
+_block: Final = tuple.__new__
+"""Builds a `ToolUseBlock` without its Python ``__new__`` frame (this runs per call)."""
 _WHAT: Final = "an OpenAI chat completion"
 
 
@@ -85,22 +86,24 @@ def tool_calls(completion: object) -> tuple[ToolUseBlock, ...]:
         ProviderShapeError: The value is not a chat completion, or a call is not a function
             call (OpenAI's free-form ``custom`` tools are not ferrotool tools).
     """
-    calls = []
-    for call in items(_message(completion), "tool_calls", _WHAT):
-        function = field(call, "function")
-        if function is None:
-            raise ProviderShapeError(
-                f"{_WHAT}: only function tool calls can be run, got {call!r:.200}"
-            )
-        arguments = field(function, "arguments")
-        calls.append(
-            ToolUseBlock(
-                text_field(call, "id", "a tool call"),
-                text_field(function, "name", "a tool call's function"),
-                arguments if isinstance(arguments, str) else "{}",
-            )
-        )
-    return tuple(calls)
+    return tuple([_call(call) for call in items(_message(completion), "tool_calls", _WHAT)])
+
+
+def _call(call: object) -> ToolUseBlock:
+    """One tool call (read with direct lookups: this runs per call)."""
+    if isinstance(call, dict):
+        call_id, function = call.get("id"), call.get("function")
+        name = arguments = None
+        if isinstance(function, dict):
+            name, arguments = function.get("name"), function.get("arguments")
+    else:
+        call_id, function = getattr(call, "id", None), getattr(call, "function", None)
+        name, arguments = getattr(function, "name", None), getattr(function, "arguments", None)
+    if function is None:
+        raise ProviderShapeError(f"{_WHAT}: only function tool calls can be run, got {call!r:.200}")
+    if not isinstance(call_id, str) or not isinstance(name, str):
+        raise ProviderShapeError(f"{_WHAT}: a tool call needs a string id and name: {call!r:.200}")
+    return _block(ToolUseBlock, (call_id, name, arguments if isinstance(arguments, str) else "{}"))
 
 
 def _call_param(call: ToolUseBlock) -> ChatCompletionMessageToolCallParam:

@@ -24,14 +24,7 @@ from typing import TYPE_CHECKING, Final, TypeAlias
 
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool.errors import ProviderShapeError
-from ferrotool.providers._results import (
-    field,
-    image_url,
-    result_id,
-    results_of,
-    split,
-    text_field,
-)
+from ferrotool.providers._results import field, image_url, result_id, results_of, split
 from ferrotool.providers.streaming import CallDelta
 
 if TYPE_CHECKING:
@@ -48,6 +41,8 @@ else:
     ResponseInputImageContentParam: TypeAlias = dict
     ResponseInputItemParam: TypeAlias = dict
 
+_block: Final = tuple.__new__
+"""Builds a `ToolUseBlock` without its Python ``__new__`` frame (this runs per call)."""
 _WHAT: Final = "an OpenAI response"
 _NOT_RUN: Final = frozenset({"custom_tool_call"})
 """Output items that call a tool of the client's that is not a function: refused."""
@@ -79,21 +74,29 @@ def tool_calls(response: object) -> tuple[ToolUseBlock, ...]:
         ProviderShapeError: The value is not a response, a function call lacks its
             ``call_id`` or ``name``, or an item calls a free-form ``custom`` tool.
     """
-    calls = []
-    for item in _output(response):
-        kind = field(item, "type")
-        if kind == "function_call":
-            arguments = field(item, "arguments")
-            calls.append(
-                ToolUseBlock(
-                    text_field(item, "call_id", "a function call"),
-                    text_field(item, "name", "a function call"),
-                    arguments if isinstance(arguments, str) else "{}",
-                )
-            )
-        elif kind in _NOT_RUN:
-            raise ProviderShapeError(f"{_WHAT}: only function calls can be run, got {item!r:.200}")
-    return tuple(calls)
+    return tuple([_call(item) for item in _output(response) if _kind(item, "function_call")])
+
+
+def _kind(item: object, kind: str) -> bool:
+    """Whether an output item is a function call (refusing a free-form ``custom`` call)."""
+    found = item.get("type") if isinstance(item, dict) else getattr(item, "type", None)
+    if found in _NOT_RUN:
+        raise ProviderShapeError(f"{_WHAT}: only function calls can be run, got {item!r:.200}")
+    return found == kind
+
+
+def _call(item: object) -> ToolUseBlock:
+    """One ``function_call`` item (read with direct lookups: this runs per call)."""
+    if isinstance(item, dict):
+        call_id, name, arguments = item.get("call_id"), item.get("name"), item.get("arguments")
+    else:
+        call_id, name = getattr(item, "call_id", None), getattr(item, "name", None)
+        arguments = getattr(item, "arguments", None)
+    if not isinstance(call_id, str) or not isinstance(name, str):
+        raise ProviderShapeError(
+            f"{_WHAT}: a function call needs a string call_id and name: {item!r:.200}"
+        )
+    return _block(ToolUseBlock, (call_id, name, arguments if isinstance(arguments, str) else "{}"))
 
 
 def result_messages(
