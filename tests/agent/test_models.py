@@ -201,3 +201,22 @@ def test_anthropic_turns_keep_alternating_when_text_follows_results() -> None:
         },
         {"type": "text", "text": "and hurry"},
     ]
+
+
+async def test_no_tools_and_no_system_prompt_are_left_out_of_the_requests() -> None:
+    with ModelServer(
+        [Reply(completion(text="Hi.")), Reply(message({"type": "text", "text": "Hi."}))]
+    ) as server:
+        empty = Toolkit().snapshot().view()
+        async with AsyncOpenAI(base_url=f"{server.url}/v1", api_key="t", max_retries=0) as openai:
+            await run_agent(
+                OpenAIChatModel(openai, "gpt-test"), empty, [UserMessage("Hi")]
+            ).result()
+        async with AsyncAnthropic(base_url=server.url, api_key="t", max_retries=0) as claude:
+            await run_agent(
+                AnthropicModel(claude, "claude-test"), empty, [UserMessage("Hi")]
+            ).result()
+    chat, messages = server.bodies()
+    assert "tools" not in chat
+    assert "tools" not in messages
+    assert "system" not in messages

@@ -87,8 +87,10 @@ class OpenAIChatModel:
 
     async def respond(self, request: ModelRequest, on_delta: DeltaSink | None = None) -> ModelReply:
         """Ask the model for one turn (see `ChatModel`)."""
+        from openai import omit  # the client's own package: installed
+
         create = self.client.chat.completions.create
-        tools = openai_chat.tools(request.tools, strict=self.strict)
+        tools = openai_chat.tools(request.tools, strict=self.strict) or omit  # no empty list
         if not self.stream:
             completion = await create(
                 model=self.model,
@@ -182,13 +184,15 @@ class AnthropicModel:
 
     async def respond(self, request: ModelRequest, on_delta: DeltaSink | None = None) -> ModelReply:
         """Ask the model for one turn (see `ChatModel`)."""
+        from anthropic import omit  # the client's own package: installed
+
         create = self.client.messages.create
-        tools = anthropic.tools(request.tools, strict=self.strict)
+        tools = anthropic.tools(request.tools, strict=self.strict) or omit
         if not self.stream:
             message = await create(
                 model=self.model,
                 max_tokens=self.max_tokens,
-                system=request.system,
+                system=request.system or omit,
                 messages=self.messages(request),
                 tools=tools,
                 extra_body=self.settings or None,
@@ -198,7 +202,7 @@ class AnthropicModel:
         stream = await create(
             model=self.model,
             max_tokens=self.max_tokens,
-            system=request.system,
+            system=request.system or omit,
             messages=self.messages(request),
             tools=tools,
             stream=True,

@@ -103,6 +103,10 @@ def _definition(spec: ToolSpec, strict: bool | None) -> ToolDefinition:
 class FerrotoolToolset(AbstractToolset[object]):
     """The tools of a ferrotool view, as a pydantic-ai toolset (see the module).
 
+    Build one per request over the request's view (``registry.open_view(...)``): over a view
+    with a session it keeps that session's view, reloaded after each call. Over a toolkit or a
+    registry (their default view, no session) one toolset serves every run.
+
     Args:
         source: A `ToolView` (a request's), or a `Toolkit` or `Registry` (their default view).
         context: The runtime context of every call.
