@@ -40,10 +40,24 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """Async tests run on asyncio (through anyio's pytest plugin)."""
-    return "asyncio"
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Every async test runs on asyncio and on trio (through anyio's pytest plugin).
+
+    A test that needs asyncio itself (``asyncio.create_task``...) says so with
+    ``@pytest.mark.asyncio_only(reason)``.
+    """
+    backend: str = request.param
+    marker = request.node.get_closest_marker("asyncio_only")
+    if backend != "asyncio" and marker is not None:
+        pytest.skip(f"asyncio only: {marker.args[0] if marker.args else 'no reason given'}")
+    return backend
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "asyncio_only(reason): an async test that runs on asyncio only, and why"
+    )
 
 
 @pytest.hookimpl(tryfirst=True)

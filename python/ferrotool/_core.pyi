@@ -1,7 +1,7 @@
 """The Rust extension: schema derivation and compiled validators."""
 
 from collections.abc import Callable, Coroutine, Generator, Mapping
-from typing import Any, Self, final
+from typing import Any, Literal, Self, final
 
 from typing_extensions import disjoint_base
 
@@ -88,33 +88,44 @@ class TypedValidator:
 
 @final
 class JsonSchemaValidator:
-    """A compiled JSON Schema (draft 2020-12) validating JSON-like Python values or raw JSON.
+    """A compiled JSON Schema validating JSON-like Python values or raw JSON.
 
-    Supports the whole 2020-12 vocabulary of the JSON Schema Test Suite's required tests
-    (``$ref``, ``$dynamicRef``, ``unevaluatedProperties``, ECMA-262 patterns, ...). ``format``
+    Drafts 2020-12, 2019-09, 7 and 4, each with its own vocabulary and semantics (the JSON
+    Schema Test Suite's required tests of each pass): ``$ref``, ``$dynamicRef`` and
+    ``$recursiveRef``, ``unevaluatedProperties``, ``dependencies``, array ``items`` with
+    ``additionalItems``, draft 4's ``id`` and boolean ``exclusiveMaximum``, ECMA-262 patterns...
+    The document's ``$schema`` selects its draft; ``draft`` is used when it has none. ``format``
     is an annotation unless ``assert_formats`` is true. JSON semantics: ``"5"`` is not an
     integer unless ``lenient`` is true; ``1.0`` is an integer; ``True`` is not a number.
-    ``dict`` is an object, ``list`` and ``tuple`` are arrays.
+    ``dict`` is an object, ``list`` and ``tuple`` are arrays. Integers of any size are compared
+    exactly; raw JSON numbers beyond a float's range are refused (``invalid_value``). Patterns
+    match in time linear in the string, except those with lookaround or backreferences, which
+    get a budget of backtracking steps (``pattern_too_complex`` past it).
 
     Args:
         schema: The schema as a dict or bool, or as JSON text (``str`` or ``bytes``).
+        draft: The draft of a document without ``$schema``.
         resources: Other schema documents by absolute URI, for ``$ref`` to them.
         lenient: Accept strings that read as the integer, number or boolean wanted.
-        assert_formats: Check ``format`` (date-time, date, time, duration, uuid, email, ipv4,
-            ipv6, hostname, uri, regex) instead of treating it as an annotation.
+        assert_formats: Check ``format`` (date-time, date, time, duration, uuid, email,
+            idn-email, ipv4, ipv6, hostname, idn-hostname, uri, uri-reference, iri,
+            iri-reference, uri-template, json-pointer, relative-json-pointer, regex) instead of
+            treating it as an annotation; unknown formats pass.
         max_depth: Deepest nesting accepted (``nesting_too_deep`` beyond).
         max_bytes: Largest raw JSON accepted by the ``*_json`` methods (``input_too_large``).
         max_errors: Errors collected before validation stops.
 
     Raises:
-        ValueError: The schema is invalid (a bad regex, an unresolvable ``$ref``...); the
-            message gives the JSON Pointer of the offending part.
+        ValueError: The schema is invalid (a bad regex, an unresolvable ``$ref``, a ``$schema``
+            naming no known draft...); the message gives the JSON Pointer of the offending
+            part. Or ``draft`` is not one of the four names.
     """
 
     def __new__(
         cls,
         schema: object,
         *,
+        draft: Literal["draft2020-12", "draft2019-09", "draft7", "draft4"] = "draft2020-12",
         resources: Mapping[str, object] | None = None,
         lenient: bool = False,
         assert_formats: bool = False,
@@ -136,6 +147,9 @@ class JsonSchemaValidator:
     def lenient(self) -> bool: ...
     @property
     def assert_formats(self) -> bool: ...
+    @property
+    def draft(self) -> Literal["draft2020-12", "draft2019-09", "draft7", "draft4"]:
+        """The draft of a document without ``$schema`` (its ``$schema``, when present, wins)."""
 
 def derive_schema(ir: bytes, /) -> bytes:
     """Derive the JSON Schema (draft 2020-12) of a type IR document, as JSON bytes."""

@@ -1,12 +1,15 @@
-"""The JSON Schema Test Suite, draft 2020-12 required tests, through `JsonSchemaValidator`.
+"""The JSON Schema Test Suite through `JsonSchemaValidator`, for every draft it supports.
 
-Every group ("case") of every ``tests/draft2020-12/*.json`` file (not ``optional/``) is one
-pytest test; each of its tests is checked three ways (``is_valid``, ``validate`` and ``errors``).
-The suite's ``remotes/`` are served as resources under ``http://localhost:1234/``.
+The required tests of drafts 2020-12, 2019-09, 7 and 4 (each folder compiled as its draft), and
+the optional tests of 2020-12 (``optional/`` with ``optional/format/``) with formats asserted.
+Every group ("case") of every file is one pytest test; each of its tests is checked three ways
+(``is_valid``, ``validate`` and ``errors``). The suite's ``remotes/`` are served as resources
+under ``http://localhost:1234/``.
 
 Known failures are listed in ``expected_failures.toml`` (``[[failure]]`` tables with ``file``,
-``case``, ``test`` and ``reason``); the list is strict: a listed test that passes, or a listed
-entry that names no test, fails the run.
+the path under the suite's ``tests/`` such as ``draft7/ref.json``, ``case``, ``test`` and
+``reason``); the list is strict: a listed test that passes, or a listed entry that names no
+test, fails the run.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from __future__ import annotations
 import json
 import tomllib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -23,25 +27,49 @@ import ferrotool
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 SUITE = SHARED / "corpora" / "json-schema-test-suite"
-TESTS_DIR = SUITE / "tests" / "draft2020-12"
+TESTS_ROOT = SUITE / "tests"
 REMOTES_DIR = SUITE / "remotes"
 EXPECTED_FAILURES = Path(__file__).resolve().parent / "expected_failures.toml"
 REMOTE_BASE = "http://localhost:1234/"
 
-Key = tuple[str, str, str]  # (file name, case description, test description)
+Key = tuple[str, str, str]  # (file under tests/, case description, test description)
+Draft = Literal["draft2020-12", "draft2019-09", "draft7", "draft4"]
 
 
-def _suite_files() -> list[Path]:
-    if not TESTS_DIR.is_dir():
+@dataclass(frozen=True)
+class Run:
+    """One folder of the suite and how its schemas are compiled."""
+
+    folder: str
+    draft: Draft
+    deep: bool = False
+    assert_formats: bool = False
+    total: int = 0
+
+
+RUNS = (
+    Run("draft2020-12", "draft2020-12", total=1299),
+    Run("draft2020-12/optional", "draft2020-12", deep=True, assert_formats=True, total=926),
+    Run("draft2019-09", "draft2019-09", total=1259),
+    Run("draft7", "draft7", total=927),
+    Run("draft4", "draft4", total=618),
+)
+
+
+def _suite_files(run: Run) -> list[Path]:
+    folder = TESTS_ROOT / run.folder
+    if not folder.is_dir():
         return []
-    return sorted(TESTS_DIR.glob("*.json"))
+    return sorted(folder.rglob("*.json") if run.deep else folder.glob("*.json"))
 
 
-def _load_cases() -> list[tuple[str, int, dict[str, Any]]]:
+def _load_cases() -> list[tuple[Run, str, int, dict[str, Any]]]:
     cases = []
-    for path in _suite_files():
-        for index, case in enumerate(json.loads(path.read_text(encoding="utf-8"))):
-            cases.append((path.name, index, case))
+    for run in RUNS:
+        for path in _suite_files(run):
+            file = path.relative_to(TESTS_ROOT).as_posix()
+            for index, case in enumerate(json.loads(path.read_text(encoding="utf-8"))):
+                cases.append((run, file, index, case))
     return cases
 
 
@@ -54,12 +82,6 @@ def _load_remotes() -> dict[str, Any]:
     return remotes
 
 
-def _file_key(name: str) -> str:
-    """``ref.json``, ``draft2020-12/ref.json`` and ``ref`` all name the same file."""
-    base = Path(name).name
-    return base if base.endswith(".json") else base + ".json"
-
-
 def _load_expected() -> dict[Key, str]:
     if not EXPECTED_FAILURES.is_file():
         return {}
@@ -67,7 +89,7 @@ def _load_expected() -> dict[Key, str]:
     entries = data.get("failure", [])
     expected: dict[Key, str] = {}
     for entry in entries:
-        key = (_file_key(entry["file"]), entry["case"], entry["test"])
+        key = (entry["file"], entry["case"], entry["test"])
         expected[key] = entry.get("reason", "")
     return expected
 
@@ -77,16 +99,18 @@ REMOTES = _load_remotes()
 EXPECTED = _load_expected()
 
 
-def _compile(schema: object) -> ferrotool.JsonSchemaValidator:
-    return ferrotool.JsonSchemaValidator(schema, resources=REMOTES)
+def _compile(run: Run, schema: object) -> ferrotool.JsonSchemaValidator:
+    return ferrotool.JsonSchemaValidator(
+        schema, draft=run.draft, resources=REMOTES, assert_formats=run.assert_formats
+    )
 
 
-def _run_case(file: str, case: Mapping[str, Any]) -> dict[Key, str]:
+def _run_case(run: Run, file: str, case: Mapping[str, Any]) -> dict[Key, str]:
     """Run one group; return the failing tests with a short reason each."""
     failures: dict[Key, str] = {}
     description = case["description"]
     try:
-        validator = _compile(case["schema"])
+        validator = _compile(run, case["schema"])
     except Exception as exc:  # any failure to compile fails every test of the group
         for test in case["tests"]:
             failures[(file, description, test["description"])] = (
@@ -121,21 +145,22 @@ def _run_case(file: str, case: Mapping[str, Any]) -> dict[Key, str]:
 
 
 def test_suite_is_present() -> None:
-    assert TESTS_DIR.is_dir(), (
-        f"JSON Schema Test Suite not found at {TESTS_DIR}; the shared corpora are expected in "
+    assert TESTS_ROOT.is_dir(), (
+        f"JSON Schema Test Suite not found at {TESTS_ROOT}; the shared corpora are expected in "
         f"{SHARED} (next to the repository root)"
     )
-    assert len(_suite_files()) >= 40, f"only {len(_suite_files())} draft 2020-12 files found"
+    for run in RUNS:
+        assert len(_suite_files(run)) >= 10, f"only {len(_suite_files(run))} {run.folder} files"
     assert REMOTES, f"no remote documents found under {REMOTES_DIR}"
 
 
 @pytest.mark.parametrize(
-    ("file", "index", "case"),
+    ("run", "file", "index", "case"),
     CASES,
-    ids=[f"{file[:-5]}-{index}" for file, index, _ in CASES],
+    ids=[f"{file[:-5]}-{index}" for _, file, index, _ in CASES],
 )
-def test_case(file: str, index: int, case: dict[str, Any]) -> None:
-    failures = _run_case(file, case)
+def test_case(run: Run, file: str, index: int, case: dict[str, Any]) -> None:
+    failures = _run_case(run, file, case)
     listed = {
         key: reason for key, reason in EXPECTED.items() if key[:2] == (file, case["description"])
     }
@@ -149,7 +174,7 @@ def test_case(file: str, index: int, case: dict[str, Any]) -> None:
 def test_expected_failures_name_real_tests() -> None:
     known = {
         (file, case["description"], test["description"])
-        for file, _, case in CASES
+        for _, file, _, case in CASES
         for test in case["tests"]
     }
     stale = sorted(key for key in EXPECTED if key not in known)
@@ -157,15 +182,20 @@ def test_expected_failures_name_real_tests() -> None:
     assert all(reason for reason in EXPECTED.values()), "every expected failure needs a reason"
 
 
-def test_pass_count() -> None:
-    total = sum(len(case["tests"]) for _, _, case in CASES)
+@pytest.mark.parametrize("run", RUNS, ids=[run.folder for run in RUNS])
+def test_pass_count(run: Run) -> None:
+    cases = [(file, case) for case_run, file, _, case in CASES if case_run == run]
+    total = sum(len(case["tests"]) for _, case in cases)
     failures: dict[Key, str] = {}
-    for file, _, case in CASES:
-        failures.update(_run_case(file, case))
+    for file, case in cases:
+        failures.update(_run_case(run, file, case))
     passed = total - len(failures)
-    print(f"draft 2020-12 required: {passed}/{total} passed, {len(EXPECTED)} expected failures")
-    assert total > 1200, f"only {total} tests found"
-    assert set(failures) == set(EXPECTED), (
-        f"{passed}/{total} passed; expected exactly {total - len(EXPECTED)} "
-        f"({len(EXPECTED)} listed failures)"
+    listed = {key for key in EXPECTED if key[0].startswith(run.folder + "/")}
+    if not run.deep:
+        listed = {key for key in listed if "/" not in key[0][len(run.folder) + 1 :]}
+    print(f"{run.folder}: {passed}/{total} passed, {len(listed)} expected failures")
+    assert total == run.total, f"{total} tests found in {run.folder}, expected {run.total}"
+    assert set(failures) == listed, (
+        f"{passed}/{total} passed; expected exactly {total - len(listed)} "
+        f"({len(listed)} listed failures)"
     )

@@ -34,14 +34,18 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.anyio
 
 KEY = SessionKey("user-1", "session-1")
+# redis-py's client (`redis.asyncio`), which `RedisSessionStore` is built on, runs on asyncio only.
+REDIS_NEEDS_ASYNCIO = "RedisSessionStore is built on redis.asyncio, which runs on asyncio only"
 
 
 @pytest.fixture(params=["memory", "redis"])
-async def store(request: pytest.FixtureRequest) -> AsyncIterator[SessionStore]:
+async def store(request: pytest.FixtureRequest, anyio_backend: str) -> AsyncIterator[SessionStore]:
     """Each store kind the suite runs against."""
     if request.param == "memory":
         yield InMemorySessionStore()
         return
+    if anyio_backend != "asyncio":
+        pytest.skip(REDIS_NEEDS_ASYNCIO)
     from ferrotool.redis import RedisSessionStore
 
     url: str = request.getfixturevalue("redis_url")
@@ -51,8 +55,12 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[SessionStore]:
 
 
 @pytest.fixture
-def make_redis_store(redis_url: str, redis_prefix: str) -> Callable[..., RedisSessionStore]:
+def make_redis_store(
+    redis_url: str, redis_prefix: str, anyio_backend: str
+) -> Callable[..., RedisSessionStore]:
     """Redis stores under this test's prefix; the test closes them (``async with``)."""
+    if anyio_backend != "asyncio":
+        pytest.skip(REDIS_NEEDS_ASYNCIO)
     from ferrotool.redis import RedisSessionStore
 
     def make(*, ttl: float | None = None, decode_responses: bool = False) -> RedisSessionStore:

@@ -11,7 +11,10 @@ import pytest
 
 from ferrotool._session.state import SessionKey
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.asyncio_only("RedisSessionStore is built on redis.asyncio: asyncio only"),
+]
 
 UPDATES = 200
 KEY = SessionKey("user:two", "processes")

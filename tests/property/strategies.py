@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, NamedTuple, TypedDict
 
 import orjson
+from durations import render as render_duration
 from hypothesis import strategies as st
 
 import ferrotool
@@ -67,29 +68,6 @@ OFFSETS = st.integers(min_value=-(23 * 60 + 59), max_value=23 * 60 + 59).map(
 TIMEZONES = st.one_of(st.just(dt.UTC), OFFSETS)
 
 
-def dump_duration(value: dt.timedelta) -> str:
-    """A timedelta as ferrotool writes and reads it (``rust/core/src/duration.rs``).
-
-    ``-P...`` for a negative duration (every component negated), otherwise days, then hours,
-    minutes and seconds with up to 6 fractional digits; zero components are left out.
-    """
-    if value < dt.timedelta(0):
-        return "-" + dump_duration(-value)
-    hours, rest = divmod(value.seconds, 3600)
-    minutes, seconds = divmod(rest, 60)
-    time = ""
-    if hours:
-        time += f"{hours}H"
-    if minutes:
-        time += f"{minutes}M"
-    if value.microseconds:
-        time += f"{seconds}.{value.microseconds:06d}".rstrip("0") + "S"
-    elif seconds:
-        time += f"{seconds}S"
-    text = "P" + (f"{value.days}D" if value.days else "") + (f"T{time}" if time else "")
-    return "PT0S" if text == "P" else text
-
-
 SCALARS: list[Gen] = [
     Gen(str, TEXT, _ident, frozenset({"string"}), hashable=True, label="str"),
     Gen(int, INT64, _ident, frozenset({"number"}), hashable=True, label="int"),
@@ -111,7 +89,8 @@ SCALARS: list[Gen] = [
         frozenset({"string"}),
         label="time",
     ),
-    Gen(dt.timedelta, st.timedeltas(), dump_duration, frozenset({"string"}), label="timedelta"),
+    # The ISO 8601 duration of the independent oracle (`durations`), not ferrotool's own writer.
+    Gen(dt.timedelta, st.timedeltas(), render_duration, frozenset({"string"}), label="timedelta"),
     Gen(uuid.UUID, st.uuids(), str, frozenset({"string"}), hashable=True, label="UUID"),
     Gen(
         decimal.Decimal,
@@ -545,93 +524,3 @@ def mutations(draw: st.DrawFn, value: Json) -> Json:
     if isinstance(value, dict) and draw(st.booleans()):
         return {**value, draw(FIELD_NAMES): draw(JSON_SCALARS)}
     return draw(JSON_SCALARS)
-
-
-# -- JSON Schemas ------------------------------------------------------------------------------
-
-SMALL_INTS = st.integers(-3, 10)
-SCHEMA_PATTERNS = ["^a", "b$", "^[a-c]*$", "^[0-9]+$", "ab|cd", "^.{2}$"]
-SCHEMA_TYPES = ["null", "boolean", "integer", "number", "string", "array", "object"]
-PROPERTY_NAMES = st.sampled_from(["a", "b", "c", "d"])
-# Instances drawn from a small universe so that the constraints above are hit both ways.
-SMALL_JSON = st.recursive(
-    st.one_of(
-        st.none(),
-        st.booleans(),
-        SMALL_INTS,
-        st.sampled_from([0.5, -1.5, 2.0, 10.25]),
-        st.text("abc0123", max_size=4),
-    ),
-    lambda children: st.one_of(
-        st.lists(children, max_size=4),
-        st.dictionaries(st.one_of(PROPERTY_NAMES, st.just("zz")), children, max_size=4),
-    ),
-    max_leaves=8,
-)
-
-
-def _keywords(children: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
-    """One keyword (or a small group of them) with its value."""
-    return st.one_of(
-        st.sampled_from(SCHEMA_TYPES).map(lambda t: {"type": t}),
-        st.lists(st.sampled_from(SCHEMA_TYPES), min_size=1, max_size=3, unique=True).map(
-            lambda ts: {"type": ts}
-        ),
-        st.lists(SMALL_JSON, min_size=1, max_size=3).map(lambda vs: {"enum": vs}),
-        SMALL_JSON.map(lambda v: {"const": v}),
-        st.sampled_from(["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]).flatmap(
-            lambda k: st.one_of(SMALL_INTS, st.sampled_from([0.5, 2.5])).map(lambda v: {k: v})
-        ),
-        # Integer divisors only: float `multipleOf` rounding differs between implementations.
-        st.integers(1, 4).map(lambda v: {"multipleOf": v}),
-        st.sampled_from(
-            ["minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"]
-        ).flatmap(lambda k: st.integers(0, 3).map(lambda v: {k: v})),
-        st.sampled_from(SCHEMA_PATTERNS).map(lambda p: {"pattern": p}),
-        st.booleans().map(lambda b: {"uniqueItems": b}),
-        st.dictionaries(PROPERTY_NAMES, children, max_size=3).map(lambda p: {"properties": p}),
-        st.lists(PROPERTY_NAMES, max_size=3, unique=True).map(lambda r: {"required": r}),
-        st.one_of(st.booleans(), children).map(lambda a: {"additionalProperties": a}),
-        children.map(lambda s: {"items": s}),
-        st.lists(children, min_size=1, max_size=3).map(lambda s: {"prefixItems": s}),
-        st.tuples(st.lists(children, min_size=1, max_size=2), st.booleans()).map(
-            lambda t: {"prefixItems": t[0], "items": t[1]}
-        ),
-        children.map(lambda s: {"contains": s}),
-        st.lists(children, min_size=1, max_size=3).map(lambda s: {"anyOf": s}),
-        st.lists(children, min_size=1, max_size=3).map(lambda s: {"oneOf": s}),
-        st.lists(children, min_size=1, max_size=3).map(lambda s: {"allOf": s}),
-        children.map(lambda s: {"not": s}),
-        st.tuples(children, children).map(lambda t: {"if": t[0], "then": t[1]}),
-    )
-
-
-def _merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for part in parts:
-        out.update(part)
-    return out
-
-
-def _schemas(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.lists(_keywords(children), min_size=1, max_size=3).map(_merge)
-
-
-LOCAL_SCHEMAS = st.recursive(
-    st.one_of(st.booleans(), st.just({}), st.sampled_from(SCHEMA_TYPES).map(lambda t: {"type": t})),
-    _schemas,
-    max_leaves=6,
-)
-
-
-@st.composite
-def json_schemas(draw: st.DrawFn) -> Any:
-    """A draft 2020-12 schema over a sensible subset, sometimes with ``$defs`` and ``$ref``."""
-    defs = draw(st.dictionaries(st.sampled_from(["A", "B"]), LOCAL_SCHEMAS, max_size=2))
-    if not defs:
-        return draw(LOCAL_SCHEMAS)
-    refs = st.sampled_from(sorted(defs)).map(lambda name: {"$ref": f"#/$defs/{name}"})
-    body = draw(st.recursive(refs | LOCAL_SCHEMAS, _schemas, max_leaves=4))
-    if isinstance(body, bool):
-        body = {"allOf": [body]}
-    return {**body, "$defs": defs}

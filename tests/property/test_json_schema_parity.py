@@ -6,7 +6,8 @@ import jsonschema_rs
 import orjson
 from hypothesis import event, given, target
 from hypothesis import strategies as st
-from strategies import JSON_VALUES, SMALL_JSON, json_schemas
+from schema_strategies import SMALL_JSON, json_schemas
+from strategies import JSON_VALUES
 
 import ferrotool
 

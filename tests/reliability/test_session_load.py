@@ -233,7 +233,8 @@ async def test_restart_during_concurrent_writes_keeps_every_acknowledged_one(
     try:
 
         async def writer(index: int) -> None:
-            for _attempt in range(50):
+            deadline = time.monotonic() + 30  # a loaded machine restarts the server slowly
+            while time.monotonic() < deadline:
                 try:
                     await update_session(store, key, lambda s: s.with_skills([f"w{index}"]))
                 except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):

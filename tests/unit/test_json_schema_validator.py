@@ -367,3 +367,61 @@ def test_validation_leaves_the_garbage_collector_as_it_was() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+DRAFT7_DEPENDENCIES = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "type": "object",
+    "properties": {"card": {"type": "string"}, "billing": {"type": "string"}},
+    "dependencies": {"card": ["billing"]},
+}
+
+
+def test_schema_of_a_draft_follows_its_dollar_schema() -> None:
+    validator = JsonSchemaValidator(DRAFT7_DEPENDENCIES)
+    assert validator.draft == "draft2020-12"  # the default; `$schema` wins over it
+    assert validator.is_valid({"card": "x", "billing": "y"})
+    [error] = validator.errors({"card": "x"})
+    assert error.code == "dependency_missing"
+    # Draft 7's array `items` and `additionalItems`.
+    tuple_schema = {
+        "$schema": "http://json-schema.org/draft-07/schema",
+        "items": [{"type": "integer"}],
+        "additionalItems": False,
+    }
+    assert JsonSchemaValidator(tuple_schema).is_valid([1])
+    assert not JsonSchemaValidator(tuple_schema).is_valid([1, 2])
+
+
+def test_draft_argument_selects_the_draft_of_a_document_without_dollar_schema() -> None:
+    schema = {"maximum": 5, "exclusiveMaximum": True}
+    draft4 = JsonSchemaValidator(schema, draft="draft4")
+    assert draft4.draft == "draft4"
+    assert draft4.is_valid(4)
+    assert not draft4.is_valid(5)
+    with pytest.raises(ValueError, match="exclusiveMaximum"):
+        JsonSchemaValidator(schema)  # in 2020-12 it must be a number
+    assert not JsonSchemaValidator({"items": [{"type": "string"}]}, draft="draft7").is_valid([1])
+    with pytest.raises(ValueError, match="unknown draft"):
+        JsonSchemaValidator({}, draft="draft3")  # type: ignore[arg-type]
+
+
+def test_unknown_dollar_schema_is_an_error_naming_it() -> None:
+    with pytest.raises(ValueError, match=r"unknown \$schema \"https://example.com/my-meta\""):
+        JsonSchemaValidator({"$schema": "https://example.com/my-meta", "type": "string"})
+
+
+def test_format_assertion_vocabulary_asserts_formats() -> None:
+    metaschema = {
+        "$id": "https://example.com/format-assertion-meta",
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$vocabulary": {
+            "https://json-schema.org/draft/2020-12/vocab/core": True,
+            "https://json-schema.org/draft/2020-12/vocab/format-assertion": False,
+        },
+    }
+    schema = {"$schema": "https://example.com/format-assertion-meta", "format": "ipv4"}
+    validator = JsonSchemaValidator(schema, resources={metaschema["$id"]: metaschema})
+    assert validator.is_valid("127.0.0.1")
+    assert not validator.is_valid("not-an-ipv4")
+    assert JsonSchemaValidator({"format": "ipv4"}).is_valid("not-an-ipv4")  # an annotation

@@ -197,6 +197,7 @@ def test_a_value_sent_to_a_fresh_call_is_refused(toolkit: Toolkit) -> None:
         pending.send("x")
 
 
+@pytest.mark.asyncio_only("asyncio tasks and gather; test_call_backends.py covers anyio and trio")
 async def test_asyncio_tasks_run_and_cancel_pending_calls(toolkit: Toolkit) -> None:
     task = asyncio.create_task(toolkit.call_tool(ToolUseBlock("c1", "shout", '{"word": "a"}')))
     assert (await task).output == (TextBlock("A"),)

@@ -17,6 +17,12 @@ def blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
 
 
+def block_with(text: str) -> str:
+    """The one example that holds ``text``."""
+    (found,) = [block for block in blocks() if text in block]
+    return found
+
+
 def run(block: str, capsys: pytest.CaptureFixture[str]) -> list[str]:
     exec(compile(block, str(README), "exec"), {"__name__": "readme"})
     return capsys.readouterr().out.splitlines()
@@ -50,7 +56,7 @@ def test_the_first_example_is_the_two_line_round_trip_with_the_openai_sdk(
 def test_the_multi_tenant_example_keeps_sessions_apart(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    lines = run(blocks()[1], capsys)
+    lines = run(block_with("async def handle("), capsys)
     assert lines == [
         "(['search', 'reset_tools', 'geolocate'], ['error', 'running'])",
         "(['search', 'reset_tools'], ['success'])",
@@ -62,7 +68,7 @@ def test_the_multi_tenant_example_keeps_sessions_apart(
 def test_the_agent_loop_example_pauses_for_the_client_and_resumes(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    lines = run(blocks()[2], capsys)
+    lines = run(block_with("run_agent("), capsys)
     assert lines == [
         "ModelResponded",
         "ToolCallStarted",
@@ -70,4 +76,11 @@ def test_the_agent_loop_example_pauses_for_the_client_and_resumes(
         "ExternalExecutionRequired",
         "RunSuspended",
         "Sunny in Paris.",
+    ]
+
+
+def test_the_model_turn_example_suspends_and_resumes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(block_with("view.call_tools(calls, context)"), capsys) == [
+        "['success', 'running', 'running'] confirm",
+        "[('c2', 'deployed to prod'), ('c3', 'Paris')] True",
     ]

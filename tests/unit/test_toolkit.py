@@ -486,7 +486,18 @@ async def test_permission_checks_run_before_the_tool() -> None:
     ask = await kit.call_tool(call("guarded", '{"path": "/home/ann"}'), context)
     assert ask.needs_approval
     assert ask.state is ToolResultState.RUNNING
-    assert ask.metadata["permission"] == {"behavior": "ask", "message": "write to /home/ann?"}
+    assert ask.metadata["permission"] == {
+        "behavior": "ask",
+        "message": "write to /home/ann?",
+        "suggested_rules": [
+            {
+                "tool_name": "guarded",
+                "rule_content": None,
+                "behavior": "allow",
+                "source": "suggested",
+            }
+        ],
+    }
     updated = await kit.call_tool(call("guarded", '{"path": "relative"}'), context)
     assert updated.content == "wrote /srv/relative for ann"
     plain = await kit.call_tool(call("guarded", '{"path": "/srv/x"}'), context)

@@ -371,3 +371,26 @@ def test_view_schemas_follow_shadowing_and_groups() -> None:
         assert names == ["reset_tools", "db_query", "search", "geolocate"]
         listed = orjson.loads(registry.view().schemas_json())
         assert [t["function"]["name"] for t in listed] == ["search", "reset_tools"]
+
+
+async def test_client_tool_schema_keeps_its_draft() -> None:
+    # A draft 7 schema (as zod-to-json-schema emits): `dependencies` is honoured, not ignored.
+    payment = SchemaOnlyTool(
+        {
+            "name": "pay",
+            "description": "Pay.",
+            "parameters": {
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "type": "object",
+                "properties": {"card": {"type": "string"}, "billing": {"type": "string"}},
+                "dependencies": {"card": ["billing"]},
+            },
+        }
+    )
+    view = make_toolkit().snapshot().view(config=ToolRequestConfig([payment]))
+    suspended = await view.call_tool(call("pay", '{"card": "4242", "billing": "Paris"}'))
+    assert suspended.is_suspended
+    invalid = await view.call_tool(call("pay", '{"card": "4242"}'))
+    assert invalid.state is ToolResultState.ERROR
+    assert not invalid.is_suspended
+    assert "billing" in invalid.content

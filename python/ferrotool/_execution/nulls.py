@@ -6,8 +6,9 @@ canonical schema such a ``null`` may be any error (a wrong type, a value outside
 branch of a union matching). The rule: an object member whose value is ``null``, that the
 canonical schema declares (``properties``) and does not require, counts as absent. It is
 applied recursively through declared properties, ``additionalProperties`` schemas, array
-``items`` and ``prefixItems``, ``$ref`` and ``allOf``; ``anyOf`` and ``oneOf`` branches are
-not entered (which branch applies is what validation decides).
+``items`` and ``prefixItems``, ``$ref``, ``allOf`` and the branches of ``anyOf`` and ``oneOf``
+(which branch applies is for validation to decide, so a ``null`` member is left out when some
+branch declares it and no branch requires it).
 
 The rule runs only on the error path: valid arguments are never re-read. The arguments are
 read and written back exactly: numbers keep their text (no float rounding, no integer size
@@ -173,7 +174,8 @@ def _object_keywords(
 ) -> tuple[dict[str, JsonValue], set[str], JsonValue | None]:
     """The declared properties, required names and additional-properties schema of an object.
 
-    ``allOf`` members are merged in (a bounded number of them).
+    The members of ``allOf``, ``anyOf`` and ``oneOf`` are merged in (a bounded number of them):
+    a property is declared when some member declares it, required when some member requires it.
     """
     properties: dict[str, JsonValue] = {}
     required: set[str] = set()
@@ -193,9 +195,10 @@ def _object_keywords(
         extra = current.get("additionalProperties")
         if isinstance(extra, dict) and additional is None:
             additional = extra
-        branches = current.get("allOf")
-        if isinstance(branches, list):
-            pending.extend(_resolve(branch, root) for branch in branches)
+        for keyword in ("allOf", "anyOf", "oneOf"):
+            branches = current.get(keyword)
+            if isinstance(branches, list):
+                pending.extend(_resolve(branch, root) for branch in branches)
     return properties, required, additional
 
 

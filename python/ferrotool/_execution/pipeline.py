@@ -279,16 +279,16 @@ def retry_without_nulls(tool: CompiledTool, call: ToolUseBlock, error: Validatio
 
     See `ferrotool._execution.nulls` for the rule.
 
-    Only tried when some error is at a ``null`` (as the Rust direct call decides too).
+    Only tried when the arguments are readable JSON with a ``null`` in their text (as the Rust
+    direct call decides too).
 
     Returns:
         The arguments, or the error result: the first errors when no such ``null`` was there,
         else the errors of the arguments without them.
     """
-    details = error.errors
-    if not any(detail.found == "null" and detail.path for detail in details) or not (
-        nulls.readable(detail.code for detail in details)
-    ):
+    raw = call.arguments
+    text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+    if "null" not in text or not nulls.readable(detail.code for detail in error.errors):
         return outcomes.invalid(call, error)
     try:
         document = nulls.loads(call.arguments)

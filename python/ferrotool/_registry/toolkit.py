@@ -181,10 +181,10 @@ class _ToolSet(_core.ToolCaller, ToolLists):
         """
         config = None if context is None else context.get(ToolRequestConfig)
         if config is not None:
-            return self.view(EMPTY_STATE, config)
+            return _ToolSet.view(self, EMPTY_STATE, config)
         view = self._default_view
         if view is None:
-            view = self._default_view = self.view()
+            view = self._default_view = _ToolSet.view(self)
         return view
 
     # - schemas -
@@ -351,6 +351,17 @@ class Toolkit(_ToolSet):
     def config(self) -> ToolkitConfig:
         """The toolkit's configuration."""
         return self._runner.config
+
+    def view(
+        self,
+        state: ToolContextState = EMPTY_STATE,
+        config: ToolRequestConfig | None = None,
+        *,
+        store: SessionStore | None = None,
+        key: SessionKey | None = None,
+    ) -> ToolView:
+        """The view of a snapshot (`Registry.view`): later changes of the toolkit never reach it."""
+        return self.snapshot().view(state, config, store=store, key=key)
 
     def snapshot(self) -> Registry:
         """The current tools as an immutable `Registry`, in O(1).

@@ -261,8 +261,10 @@ class ToolView(ToolLists):
         running event loop.
         """
         tool = self.resolve(call.name)
-        if tool is None or self._middleware or tool.name == RESET_TOOLS:
+        if self._middleware or (tool is not None and tool.name == RESET_TOOLS):
             return anyio.run(_call, self, call, context, agent, on_progress)
+        if tool is None:
+            return self._missing(call)
         trivial = self.state.permissions.is_trivial
         direct = tool.direct
         if direct is not None and tool.invoke is not Invoke.AWAIT and trivial:

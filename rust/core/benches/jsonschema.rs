@@ -1,11 +1,18 @@
 //! Timing of schema compilation and validation for the S2 order schema (run with
 //! `cargo bench -p ferrotool-core --bench jsonschema`); compare with `jsonschema-rs` from Python.
+//! The same shape is also timed as a draft 7 and a draft 4 document (`definitions`, `$schema`),
+//! which should stay within 10% of 2020-12.
+//!
+//! Patterns: `^(a+)+$` against `a` x n + `!` for n = 10^3 and 10^6 (linear growth, where a
+//! backtracking engine takes exponential time), and the slowest pattern of the JSON Schema Test
+//! Suite's 2020-12 folder on the same inputs.
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use ferrotool_core::jsonschema::{Options, SchemaValidator};
+use ferrotool_core::jsonschema::{Draft, Options, SchemaValidator};
+use ferrotool_core::pattern::Pattern;
 use serde_json::{Value, json};
 
 fn s2_schema() -> Value {
@@ -44,6 +51,19 @@ fn s2_schema() -> Value {
     })
 }
 
+/// S2 written as an older draft: `$schema`, `definitions` and references to them.
+fn s2_schema_in(draft: Draft) -> Value {
+    let text = s2_schema().to_string().replace("$defs", "definitions");
+    let mut schema: Value = serde_json::from_str(&text).unwrap();
+    schema["$schema"] = json!(match draft {
+        Draft::Draft4 => "http://json-schema.org/draft-04/schema#",
+        Draft::Draft7 => "http://json-schema.org/draft-07/schema#",
+        Draft::Draft201909 => "https://json-schema.org/draft/2019-09/schema",
+        Draft::Draft202012 => "https://json-schema.org/draft/2020-12/schema",
+    });
+    schema
+}
+
 fn order(items: usize) -> Value {
     let items: Vec<Value> = (0..items)
         .map(|i| json!({"sku": format!("SKU-{i:04}"), "qty": 1 + i % 5, "price": 9.99 + i as f64}))
@@ -55,19 +75,121 @@ fn order(items: usize) -> Value {
     })
 }
 
+/// Times `f`: the fastest of seven timed loops of `iterations` calls (the least disturbed by
+/// other work on the machine), per call.
 fn time(name: &str, iterations: u32, mut f: impl FnMut()) {
     for _ in 0..iterations / 10 {
         f();
     }
-    let start = Instant::now();
-    for _ in 0..iterations {
-        f();
+    let mut best = f64::INFINITY;
+    for _ in 0..7 {
+        let start = Instant::now();
+        for _ in 0..iterations {
+            f();
+        }
+        best = best.min(start.elapsed().as_secs_f64() / f64::from(iterations) * 1e9);
     }
-    let per = start.elapsed().as_secs_f64() / f64::from(iterations) * 1e9;
-    println!("{name:<32} {per:>10.0} ns");
+    println!("{name:<40} {best:>10.0} ns");
+}
+
+/// Every `pattern` and `patternProperties` key of the suite's draft 2020-12 tests (empty when the
+/// shared corpora are not beside the repository).
+fn suite_patterns() -> Vec<String> {
+    fn collect(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::Object(object) => {
+                for (key, child) in object {
+                    match (key.as_str(), child) {
+                        ("pattern", Value::String(source)) => out.push(source.clone()),
+                        ("patternProperties", Value::Object(patterns)) => {
+                            out.extend(patterns.keys().cloned());
+                        }
+                        _ => {}
+                    }
+                    collect(child, out);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|item| collect(item, out)),
+            _ => {}
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpora/json-schema-test-suite/tests/draft2020-12");
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for path in entries.filter_map(|entry| entry.ok().map(|entry| entry.path())) {
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(text) = std::fs::read_to_string(&path)
+                && let Ok(value) = serde_json::from_str::<Value>(&text)
+            {
+                collect(&value, &mut out);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Seconds per match of `pattern` against `text` (best of three).
+fn match_time(pattern: &Pattern, text: &str) -> f64 {
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let start = Instant::now();
+        black_box(pattern.is_match(black_box(text)).ok());
+        best = best.min(start.elapsed().as_secs_f64());
+    }
+    best
+}
+
+fn patterns() {
+    let inputs: Vec<(u32, String)> = [3, 6]
+        .into_iter()
+        .map(|power| (power, format!("{}!", "a".repeat(10usize.pow(power)))))
+        .collect();
+    let nested = Pattern::new("^(a+)+$").unwrap();
+    for (power, text) in &inputs {
+        let seconds = match_time(&nested, text);
+        println!(
+            "{:<40} {:>10.0} ns",
+            format!("^(a+)+$ on 10^{power} chars"),
+            seconds * 1e9
+        );
+    }
+    let compiled: Vec<Pattern> = suite_patterns()
+        .iter()
+        .filter_map(|source| Pattern::new(source).ok())
+        .collect();
+    let Some((power, text)) = inputs.last() else {
+        return;
+    };
+    let worst = compiled
+        .iter()
+        .map(|pattern| (match_time(pattern, text), pattern))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some((_, pattern)) = worst {
+        for (power, text) in &inputs {
+            let seconds = match_time(pattern, text);
+            println!(
+                "{:<40} {:>10.0} ns",
+                format!("suite's slowest {:?} on 10^{power}", pattern.source()),
+                seconds * 1e9
+            );
+        }
+    }
+    println!(
+        "({} suite patterns, the slowest on 10^{power} chars shown)",
+        compiled.len()
+    );
 }
 
 fn main() {
+    patterns();
     let schema = s2_schema();
     time("compile S2", 20_000, || {
         black_box(SchemaValidator::compile(black_box(&schema), Options::default()).unwrap());
@@ -87,6 +209,21 @@ fn main() {
             200_000 / n as u32,
             || {
                 assert!(validator.validate(black_box(&&instance)).is_ok());
+            },
+        );
+    }
+    for draft in [Draft::Draft201909, Draft::Draft7, Draft::Draft4] {
+        let schema = s2_schema_in(draft);
+        time(&format!("compile S2 {}", draft.name()), 20_000, || {
+            black_box(SchemaValidator::compile(black_box(&schema), Options::default()).unwrap());
+        });
+        let validator = SchemaValidator::compile(&schema, Options::default()).unwrap();
+        let instance = order(100);
+        time(
+            &format!("is_valid S2 {} (100 items)", draft.name()),
+            2_000,
+            || {
+                assert!(validator.is_valid(black_box(&&instance)));
             },
         );
     }

@@ -4,6 +4,7 @@ use std::cmp::Ordering;
 use crate::error::ErrorCode;
 use crate::ir::{NumberBounds, StringBounds};
 use crate::json::Number;
+use crate::pattern::Pattern;
 
 /// Orders two JSON numbers exactly when both are integers, by `f64` otherwise.
 pub fn compare_numbers(left: Number, right: Number) -> Ordering {
@@ -168,18 +169,14 @@ pub fn render(number: Number) -> String {
 pub struct StringCheck {
     min_length: Option<u64>,
     max_length: Option<u64>,
-    pattern: Option<(regress::Regex, String)>,
+    pattern: Option<Pattern>,
 }
 
 impl StringCheck {
     /// Compiles the bounds; a pattern that is not an ECMA-262 regular expression is an error.
     pub fn new(bounds: &StringBounds) -> Result<Self, String> {
         let pattern = match &bounds.pattern {
-            Some(source) => Some((
-                regress::Regex::with_flags(source, "u")
-                    .map_err(|error| format!("invalid pattern {source:?}: {error}"))?,
-                source.clone(),
-            )),
+            Some(source) => Some(Pattern::new(source)?),
             None => None,
         };
         Ok(Self {
@@ -214,13 +211,22 @@ impl StringCheck {
                 ));
             }
         }
-        if let Some((regex, source)) = &self.pattern
-            && regex.find(value).is_none()
-        {
-            return Err((
-                ErrorCode::PatternMismatch,
-                format!("a string matching {source}"),
-            ));
+        if let Some(pattern) = &self.pattern {
+            match pattern.is_match(value) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err((
+                        ErrorCode::PatternMismatch,
+                        format!("a string matching {}", pattern.source()),
+                    ));
+                }
+                Err(too_complex) => {
+                    return Err((
+                        ErrorCode::PatternTooComplex,
+                        format!("a string matching {} ({too_complex})", pattern.source()),
+                    ));
+                }
+            }
         }
         Ok(())
     }

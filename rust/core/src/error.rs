@@ -36,6 +36,9 @@ pub enum ErrorCode {
     StringTooLong,
     /// The string does not match `pattern`.
     PatternMismatch,
+    /// Matching `pattern` (one with lookaround or backreferences) took more backtracking steps
+    /// than allowed, so the string is refused unmatched.
+    PatternTooComplex,
     /// The string does not match its `format` (when formats are asserted, and always for typed values).
     InvalidFormat,
     /// The number is below `minimum` / `exclusiveMinimum`.
@@ -91,6 +94,7 @@ impl ErrorCode {
             Self::StringTooShort => "string_too_short",
             Self::StringTooLong => "string_too_long",
             Self::PatternMismatch => "pattern_mismatch",
+            Self::PatternTooComplex => "pattern_too_complex",
             Self::InvalidFormat => "invalid_format",
             Self::NumberTooSmall => "number_too_small",
             Self::NumberTooLarge => "number_too_large",

@@ -112,6 +112,12 @@ pub trait Instance: Sized + Clone {
     fn object_items(&self) -> impl Iterator<Item = (Self::Key, Self)> + '_;
     /// A `serde_json::Value` copy, used for error messages and rare slow paths.
     fn to_value(&self) -> Value;
+    /// The exact value of a number that [`as_number`](Self::as_number) only approximates (an
+    /// integer beyond 64 bits), as JSON number text or a `0x`-prefixed hexadecimal integer
+    /// (`-0x1f`); `None` when `as_number` is exact. Asked only for numbers beyond 2^63.
+    fn number_text(&self) -> Option<Cow<'_, str>> {
+        None
+    }
 }
 
 impl<'a> Instance for &'a Value {

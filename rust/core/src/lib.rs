@@ -13,3 +13,4 @@ pub mod formats;
 pub mod ir;
 pub mod json;
 pub mod jsonschema;
+pub mod pattern;

@@ -1,14 +1,17 @@
-//! Runs the JSON Schema Test Suite's required draft 2020-12 tests against `SchemaValidator`.
+//! Runs the JSON Schema Test Suite against `SchemaValidator`: the required tests of drafts
+//! 2020-12, 2019-09, 7 and 4 (each compiled as that draft), and the optional tests of 2020-12
+//! (`optional/`, `optional/format/`) with formats asserted.
 //!
-//! Known failures live in `tests/conformance/expected_failures.toml` at the repository root; a
-//! listed test that passes fails the run too, so the list stays honest.
+//! Known failures live in `tests/conformance/expected_failures.toml` at the repository root, keyed
+//! by the file's path under the suite's `tests/` (`draft7/ref.json`); a listed test that passes
+//! fails the run too, so the list stays honest.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::print_stdout)]
 
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use ferrotool_core::jsonschema::{Options, SchemaValidator};
+use ferrotool_core::jsonschema::{Draft, Options, SchemaValidator};
 use serde_json::Value;
 
 fn suite_root() -> PathBuf {
@@ -110,10 +113,33 @@ fn parse_basic_string(text: &str) -> String {
     out
 }
 
-#[test]
-fn draft2020_12_required() {
+/// Every `.json` file under `dir`, recursively when `deep`, sorted.
+fn suite_files(dir: &Path, deep: bool) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if deep {
+                    stack.push(path);
+                }
+            } else if path.extension().is_some_and(|ext| ext == "json") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs the tests of `folder` (`draft7`, or `draft2020-12/optional` with `deep` for its
+/// subfolders) compiled with `options`, checks them against the expected failures and returns
+/// (passed, total).
+fn run_suite(folder: &str, deep: bool, options: Options) -> (usize, usize) {
     let suite = suite_root();
-    let tests_dir = suite.join("tests/draft2020-12");
+    let tests_root = suite.join("tests");
+    let tests_dir = tests_root.join(folder);
     assert!(
         tests_dir.is_dir(),
         "JSON Schema Test Suite not found at {} (expected the shared corpora next to the repository)",
@@ -121,26 +147,25 @@ fn draft2020_12_required() {
     );
     let resources = remotes(&suite.join("remotes"));
     let expected = expected_failures(&repo_root().join("tests/conformance/expected_failures.toml"));
-    let mut files: Vec<PathBuf> = fs::read_dir(&tests_dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .collect();
-    files.sort();
+    let files = suite_files(&tests_dir, deep);
+    let relative = |path: &Path| {
+        path.strip_prefix(&tests_root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
 
     let (mut total, mut passed) = (0usize, 0usize);
     let mut unexpected: Vec<String> = Vec::new();
-    let mut failed: BTreeSet<Key> = BTreeSet::new();
+    let mut ran: BTreeSet<String> = BTreeSet::new();
     for path in &files {
-        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let file = relative(path);
+        ran.insert(file.clone());
         let groups: Vec<Value> = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
         for group in &groups {
             let case = group["description"].as_str().unwrap().to_owned();
-            let compiled = SchemaValidator::compile_with_resources(
-                &group["schema"],
-                Options::default(),
-                &resources,
-            );
+            let compiled =
+                SchemaValidator::compile_with_resources(&group["schema"], options, &resources);
             for test in group["tests"].as_array().unwrap() {
                 total += 1;
                 let name = test["description"].as_str().unwrap().to_owned();
@@ -168,7 +193,6 @@ fn draft2020_12_required() {
                         }
                     }
                     Err(why) => {
-                        failed.insert(key.clone());
                         if !expected.contains(&key) {
                             unexpected.push(format!("FAILED: {file} / {case} / {name}: {why}"));
                         }
@@ -178,21 +202,59 @@ fn draft2020_12_required() {
         }
     }
     for key in &expected {
-        let known = files
-            .iter()
-            .any(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == key.0));
-        if !known {
+        let in_folder = key.0.starts_with(&format!("{folder}/"))
+            && (deep || !key.0[folder.len() + 1..].contains('/'));
+        if in_folder && !ran.contains(&key.0) {
             unexpected.push(format!("expected failure names an unknown file: {key:?}"));
         }
     }
-    println!(
-        "draft2020-12 conformance: {passed}/{total} passed, {} expected failures",
-        failed.len()
-    );
+    println!("{folder} conformance: {passed}/{total} passed");
     assert!(
         unexpected.is_empty(),
         "{} unexpected results:\n{}",
         unexpected.len(),
         unexpected.join("\n")
     );
+    (passed, total)
+}
+
+fn with_draft(draft: Draft) -> Options {
+    Options {
+        draft,
+        ..Options::default()
+    }
+}
+
+#[test]
+fn draft2020_12_required() {
+    let (_, total) = run_suite("draft2020-12", false, with_draft(Draft::Draft202012));
+    assert_eq!(total, 1299);
+}
+
+#[test]
+fn draft2020_12_optional_with_formats() {
+    let options = Options {
+        assert_formats: true,
+        ..with_draft(Draft::Draft202012)
+    };
+    let (_, total) = run_suite("draft2020-12/optional", true, options);
+    assert_eq!(total, 926);
+}
+
+#[test]
+fn draft2019_09_required() {
+    let (_, total) = run_suite("draft2019-09", false, with_draft(Draft::Draft201909));
+    assert_eq!(total, 1259);
+}
+
+#[test]
+fn draft7_required() {
+    let (_, total) = run_suite("draft7", false, with_draft(Draft::Draft7));
+    assert_eq!(total, 927);
+}
+
+#[test]
+fn draft4_required() {
+    let (_, total) = run_suite("draft4", false, with_draft(Draft::Draft4));
+    assert_eq!(total, 618);
 }

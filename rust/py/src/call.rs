@@ -28,10 +28,10 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple, PyType};
 
-use crate::errors::{any_null, error_records, invalid_arguments_text, validation_error};
+use crate::errors::{error_records, invalid_arguments_text, may_hold_nulls, validation_error};
 use crate::ffi::pending::{self, PendingType, Plan, Started};
 use crate::ffi::record::{RecordType, is_exact_int, is_exact_str};
-use crate::typed::{Invalid, TypedValidator};
+use crate::typed::{Invalid, TypedValidator, input_bytes};
 
 /// The compiled call of one plain function tool; calling it with a `ToolUseBlock` gives the
 /// `PendingCall` that runs it.
@@ -170,11 +170,13 @@ impl Plan for DirectCall {
         }
         let (args, kwargs) = match self.validator.get().validate_args_raw(py, &raw) {
             Ok(arguments) => arguments,
-            Err(Invalid::Lines(errors)) if !any_null(&errors) => {
+            Err(Invalid::Lines(errors))
+                if !may_hold_nulls(&errors, input_bytes(&raw).unwrap_or_default()) =>
+            {
                 return Ok(Started::Finished(self.invalid_result(call, &errors)?));
             }
             Err(Invalid::Lines(errors)) => {
-                // A `null` among the faults: the pipeline validates again with the nulls at
+                // The arguments hold a `null`: the pipeline validates again with the nulls at
                 // optional properties read as left out, giving the arguments or the error result.
                 let error = validation_error(py, errors).into_value(py);
                 match self

@@ -172,10 +172,15 @@ pub(crate) fn invalid_arguments<'py>(
     ))
 }
 
-/// Whether every error is an explicit `null` given for a property (what a strict provider
-/// schema makes a model send for "not given"): such calls are retried without those members.
-pub(crate) fn any_null(errors: &[LineError]) -> bool {
-    errors
-        .iter()
-        .any(|error| error.found == "null" && !error.path.is_empty())
+/// Whether arguments that failed may hold a `null` at an optional property (what a strict
+/// provider schema makes a model send for "not given"): readable JSON with a `null` in its text.
+/// Such calls are validated again by the pipeline with those nulls read as left out; the Python
+/// pipeline decides the same way (`retry_without_nulls`).
+pub(crate) fn may_hold_nulls(errors: &[LineError], raw: &[u8]) -> bool {
+    errors.iter().all(|error| {
+        !matches!(
+            error.code,
+            ErrorCode::InvalidJson | ErrorCode::InputTooLarge | ErrorCode::NestingTooDeep
+        )
+    }) && raw.windows(4).any(|window| window == b"null")
 }

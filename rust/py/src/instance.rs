@@ -186,6 +186,17 @@ impl<'py> Instance for PyInstance<'py> {
     fn to_value(&self) -> Value {
         instance_to_value(self, 64).unwrap_or(Value::Null)
     }
+
+    fn number_text(&self) -> Option<Cow<'_, str>> {
+        let value = &self.0;
+        if !value.is_instance_of::<PyInt>() || value.is_instance_of::<PyBool>() {
+            return None;
+        }
+        // Hexadecimal: exact, and free of the interpreter's limit on decimal digits.
+        let text = value.py().import("builtins").ok()?.getattr("hex").ok()?;
+        let text = text.call1((value,)).ok()?;
+        Some(Cow::Owned(text.extract::<String>().ok()?))
+    }
 }
 
 /// Converts a JSON-like Python value to `serde_json::Value`; `None` for anything else or when

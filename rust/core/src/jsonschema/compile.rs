@@ -10,10 +10,11 @@ use super::node::{
     Applicators, ArrayKeywords, DynamicRef, Enumeration, Node, NodeId, NumberKeywords,
     ObjectKeywords, Resource, Schema, StringKeywords, types,
 };
-use super::regex::Pattern;
-use super::{Options, SchemaError, meta, uri};
+use super::options::{Draft, Options, SchemaError};
+use super::{meta, uri};
 use crate::formats::Format;
 use crate::json::{Instance, Number};
+use crate::pattern::Pattern;
 
 /// Base URI of a document that has no `$id`.
 const DEFAULT_BASE: &str = "json-schema:///";
@@ -41,6 +42,10 @@ struct Registry<'s> {
     by_uri: AHashMap<String, (&'s Value, u32)>,
     root_ids: AHashMap<usize, u32>,
     uris: Vec<String>,
+    /// The draft of each resource, by resource index.
+    drafts: Vec<Draft>,
+    /// The draft of a document that names none.
+    default_draft: Draft,
     anchors: AHashMap<String, (&'s Value, u32)>,
     dynamic_keys: AHashSet<String>,
     dynamic: Vec<Vec<(String, &'s Value)>>,
@@ -48,32 +53,81 @@ struct Registry<'s> {
     metaschemas_loaded: bool,
 }
 
-/// Keywords whose value is one subschema.
-const SINGLE: &[&str] = &[
-    "additionalProperties",
-    "unevaluatedProperties",
-    "items",
-    "contains",
-    "propertyNames",
-    "not",
-    "if",
-    "then",
-    "else",
-    "unevaluatedItems",
-    "contentSchema",
-];
-/// Keywords whose value maps names to subschemas.
-const MAPS: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "$defs",
-    "dependentSchemas",
-];
-/// Keywords whose value is an array of subschemas.
-const ARRAYS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
+/// How a keyword holds subschemas, for finding the resources and anchors inside a document.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Holds {
+    /// One subschema.
+    One,
+    /// An object of subschemas.
+    Map,
+    /// An array of subschemas.
+    Array,
+    /// One subschema or an array of them (`items` before 2020-12).
+    OneOrArray,
+    /// An object whose values may be subschemas (`dependencies`: arrays of names are not).
+    SomeOfMap,
+}
+
+/// How `keyword` holds subschemas in `draft`, `None` when it holds none.
+fn holds(draft: Draft, keyword: &str) -> Option<Holds> {
+    let since_7 = draft >= Draft::Draft7;
+    let since_2019 = draft >= Draft::Draft201909;
+    Some(match keyword {
+        "additionalProperties" | "not" => Holds::One,
+        "properties" | "patternProperties" => Holds::Map,
+        "allOf" | "anyOf" | "oneOf" => Holds::Array,
+        "items" if draft == Draft::Draft202012 => Holds::One,
+        "items" => Holds::OneOrArray,
+        "prefixItems" if draft == Draft::Draft202012 => Holds::Array,
+        "additionalItems" if !since_2019 || draft == Draft::Draft201909 => Holds::One,
+        "contains" | "propertyNames" | "if" | "then" | "else" if since_7 => Holds::One,
+        "unevaluatedProperties" | "unevaluatedItems" | "contentSchema" if since_2019 => Holds::One,
+        "$defs" | "dependentSchemas" if since_2019 => Holds::Map,
+        "definitions" if !since_2019 => Holds::Map,
+        "dependencies" => Holds::SomeOfMap,
+        _ => return None,
+    })
+}
+
+/// The draft a document is written in: its `$schema` when it names a draft, the draft of the
+/// metaschema it names when that is one of `documents` (a custom metaschema), else `default`.
+/// `Err` carries a `$schema` that names neither.
+fn document_draft(
+    document: &Value,
+    documents: &[(String, Value)],
+    default: Draft,
+) -> Result<Draft, String> {
+    let mut current = document;
+    // A custom metaschema may itself name a custom metaschema; a few levels are plenty.
+    for _ in 0..8 {
+        let Some(Value::String(metaschema)) = current.get("$schema") else {
+            return Ok(default);
+        };
+        if let Some(draft) = Draft::from_metaschema(metaschema) {
+            return Ok(draft);
+        }
+        let wanted = uri::split_fragment(metaschema).0;
+        let found = documents.iter().find(|(retrieval, candidate)| {
+            uri::split_fragment(retrieval).0 == wanted
+                || ["$id", "id"].iter().any(|key| {
+                    candidate
+                        .get(*key)
+                        .and_then(Value::as_str)
+                        .is_some_and(|id| {
+                            uri::split_fragment(&uri::resolve(retrieval, id)).0 == wanted
+                        })
+                })
+        });
+        match found {
+            Some((_, meta)) if !std::ptr::eq(meta, current) => current = meta,
+            _ => return Err(metaschema.clone()),
+        }
+    }
+    Ok(default)
+}
 
 impl<'s> Registry<'s> {
-    fn add_resource(&mut self, uri: String, root: &'s Value) -> u32 {
+    fn add_resource(&mut self, uri: String, root: &'s Value, draft: Draft) -> u32 {
         if let Some(&id) = self.root_ids.get(&address(root))
             && self.uris.get(id as usize) == Some(&uri)
         {
@@ -83,6 +137,7 @@ impl<'s> Registry<'s> {
         self.by_uri.entry(uri.clone()).or_insert((root, id));
         self.root_ids.entry(address(root)).or_insert(id);
         self.uris.push(uri);
+        self.drafts.push(draft);
         self.dynamic.push(Vec::new());
         id
     }
@@ -93,37 +148,65 @@ impl<'s> Registry<'s> {
             .map_or(DEFAULT_BASE, String::as_str)
     }
 
-    /// Registers `document` under `base` and every `$id`, `$anchor` and `$dynamicAnchor` in it.
-    fn add_document(&mut self, base: &str, document: &'s Value) {
+    /// The draft of resource `id`.
+    fn draft(&self, id: u32) -> Draft {
+        self.drafts
+            .get(id as usize)
+            .copied()
+            .unwrap_or(self.default_draft)
+    }
+
+    /// Registers `document` (written in `draft`) under `base`, with every resource and anchor in
+    /// it: `$id` (`id` in draft 4), `$anchor`, `$dynamicAnchor`, `$recursiveAnchor`, and before
+    /// 2019-09 an `$id` that is only a fragment. Before 2019-09 an `$id` beside `$ref` is ignored,
+    /// as everything beside `$ref` is.
+    fn add_document(&mut self, base: &str, document: &'s Value, draft: Draft) {
         self.documents.push(document);
         let retrieval = uri::split_fragment(base).0;
-        let canonical = match document.get("$id") {
-            Some(Value::String(id)) => uri::split_fragment(&uri::resolve(retrieval, id))
+        let root_id = match own_id(document, draft) {
+            Some(id) => uri::split_fragment(&uri::resolve(retrieval, id))
                 .0
                 .to_owned(),
-            _ => retrieval.to_owned(),
+            None => retrieval.to_owned(),
         };
-        let root_id = self.add_resource(canonical, document);
+        let root = self.add_resource(root_id, document, draft);
         self.by_uri
             .entry(retrieval.to_owned())
-            .or_insert((document, root_id));
-        let mut stack: Vec<(&'s Value, u32)> = vec![(document, root_id)];
+            .or_insert((document, root));
+        let mut stack: Vec<(&'s Value, u32)> = vec![(document, root)];
         while let Some((value, mut resource)) = stack.pop() {
             let Value::Object(object) = value else {
                 continue;
             };
-            if let Some(Value::String(id)) = object.get("$id")
-                && address(value) != address(document)
-            {
+            let mut draft = self.draft(resource);
+            if let Some(id) = own_id(value, draft) {
                 let resolved = uri::resolve(self.uri(resource), id);
-                let resolved = uri::split_fragment(&resolved).0.to_owned();
-                resource = self.add_resource(resolved, value);
+                let (location, fragment) = uri::split_fragment(&resolved);
+                let location = location.to_owned();
+                if address(value) != address(document)
+                    && !(id.starts_with('#') && draft < Draft::Draft201909)
+                {
+                    if let Some(Value::String(metaschema)) = object.get("$schema") {
+                        draft = Draft::from_metaschema(metaschema).unwrap_or(draft);
+                    }
+                    resource = self.add_resource(location, value, draft);
+                }
+                if draft < Draft::Draft201909 && !fragment.is_empty() {
+                    // A plain-name fragment in `$id` is what `$anchor` became.
+                    self.anchors
+                        .entry(resolved.clone())
+                        .or_insert((value, resource));
+                }
             }
-            if let Some(Value::String(name)) = object.get("$anchor") {
+            if draft >= Draft::Draft201909
+                && let Some(Value::String(name)) = object.get("$anchor")
+            {
                 let key = format!("{}#{name}", self.uri(resource));
                 self.anchors.entry(key).or_insert((value, resource));
             }
-            if let Some(Value::String(name)) = object.get("$dynamicAnchor") {
+            if draft == Draft::Draft202012
+                && let Some(Value::String(name)) = object.get("$dynamicAnchor")
+            {
                 let key = format!("{}#{name}", self.uri(resource));
                 self.anchors.entry(key.clone()).or_insert((value, resource));
                 self.dynamic_keys.insert(key);
@@ -131,18 +214,28 @@ impl<'s> Registry<'s> {
                     list.push((name.clone(), value));
                 }
             }
+            if draft == Draft::Draft201909
+                && object.get("$recursiveAnchor") == Some(&Value::Bool(true))
+                && let Some(list) = self.dynamic.get_mut(resource as usize)
+            {
+                // `$recursiveRef` is `$dynamicRef` to the one nameless dynamic anchor.
+                list.push((String::new(), value));
+            }
+            if draft.ref_replaces_siblings() && object.contains_key("$ref") {
+                continue;
+            }
             for (key, child) in object {
-                let key = key.as_str();
-                if SINGLE.contains(&key) {
-                    stack.push((child, resource));
-                } else if MAPS.contains(&key) {
-                    if let Value::Object(children) = child {
+                match (holds(draft, key), child) {
+                    (Some(Holds::One), _) | (Some(Holds::OneOrArray), Value::Object(_)) => {
+                        stack.push((child, resource));
+                    }
+                    (Some(Holds::Map | Holds::SomeOfMap), Value::Object(children)) => {
                         stack.extend(children.values().map(|child| (child, resource)));
                     }
-                } else if ARRAYS.contains(&key)
-                    && let Value::Array(children) = child
-                {
-                    stack.extend(children.iter().map(|child| (child, resource)));
+                    (Some(Holds::Array | Holds::OneOrArray), Value::Array(children)) => {
+                        stack.extend(children.iter().map(|child| (child, resource)));
+                    }
+                    _ => {}
                 }
             }
         }
@@ -154,7 +247,12 @@ impl<'s> Registry<'s> {
         }
         self.metaschemas_loaded = true;
         for (uri, document) in meta::documents() {
-            self.add_document(uri, document);
+            let draft = document
+                .get("$schema")
+                .and_then(Value::as_str)
+                .and_then(Draft::from_metaschema)
+                .unwrap_or(self.default_draft);
+            self.add_document(uri, document, draft);
         }
     }
 }
@@ -165,14 +263,21 @@ pub(crate) fn compile(
     options: &Options,
     resources: &[(String, Value)],
 ) -> Result<Compiled, SchemaError> {
-    let mut registry = Registry::default();
-    registry.add_document(DEFAULT_BASE, schema);
+    let draft = document_draft(schema, resources, options.draft).map_err(|metaschema| SchemaError {
+        pointer: "/$schema".to_owned(),
+        message: format!("unknown $schema {metaschema:?}: not a draft this validator knows (2020-12, 2019-09, 7, 6 or 4) nor a metaschema among the resources"),
+    })?;
+    let mut registry = Registry {
+        default_draft: draft,
+        ..Registry::default()
+    };
+    registry.add_document(DEFAULT_BASE, schema, draft);
     for (uri, document) in resources {
-        registry.add_document(uri, document);
+        let own = document_draft(document, resources, draft).unwrap_or(draft);
+        registry.add_document(uri, document, own);
     }
     let mut compiler = Compiler {
         registry,
-        options,
         nodes: Vec::new(),
         memo: AHashMap::new(),
         pending: Vec::new(),
@@ -180,6 +285,7 @@ pub(crate) fn compile(
         used: Vec::new(),
         dynamic: false,
         validation_vocabulary: true,
+        assert_formats: options.assert_formats,
     };
     compiler.read_vocabularies(schema);
     let root = compiler.node_for(schema, 0);
@@ -202,9 +308,8 @@ pub(crate) fn compile(
     })
 }
 
-struct Compiler<'s, 'o> {
+struct Compiler<'s> {
     registry: Registry<'s>,
-    options: &'o Options,
     nodes: Vec<Node>,
     memo: AHashMap<usize, NodeId>,
     pending: Vec<(&'s Value, NodeId, u32)>,
@@ -213,10 +318,14 @@ struct Compiler<'s, 'o> {
     used: Vec<bool>,
     dynamic: bool,
     validation_vocabulary: bool,
+    /// `format` is an assertion: asked for in the options, or by the metaschema's vocabulary.
+    assert_formats: bool,
 }
 
-impl<'s> Compiler<'s, '_> {
-    /// Honours a custom metaschema's `$vocabulary` that leaves out the validation vocabulary.
+impl<'s> Compiler<'s> {
+    /// Honours a custom metaschema's `$vocabulary`: without the validation vocabulary its
+    /// keywords are ignored; with the format-assertion vocabulary (required or not, which only
+    /// matters to validators that do not know it) `format` is asserted.
     fn read_vocabularies(&mut self, schema: &'s Value) {
         let Some(Value::String(metaschema)) = schema.get("$schema") else {
             return;
@@ -232,6 +341,9 @@ impl<'s> Compiler<'s, '_> {
             self.validation_vocabulary = vocabularies
                 .keys()
                 .any(|name| name.ends_with("/vocab/validation"));
+            self.assert_formats |= vocabularies
+                .keys()
+                .any(|name| name.ends_with("/vocab/format-assertion"));
         }
     }
 
@@ -260,15 +372,12 @@ impl<'s> Compiler<'s, '_> {
             Value::Bool(flag) => self.nodes.push(Node::Bool(*flag)),
             Value::Object(object) if object.is_empty() => self.nodes.push(Node::Bool(true)),
             _ => {
-                let resource = if value.get("$id").is_some() {
-                    self.registry
-                        .root_ids
-                        .get(&address(value))
-                        .copied()
-                        .unwrap_or(resource)
-                } else {
-                    resource
-                };
+                let resource = self
+                    .registry
+                    .root_ids
+                    .get(&address(value))
+                    .copied()
+                    .unwrap_or(resource);
                 self.nodes.push(Node::Bool(true));
                 self.pending.push((value, id, resource));
             }
@@ -445,9 +554,7 @@ impl<'s> Compiler<'s, '_> {
                     return Err(self.error(at, format!("cannot resolve reference {reference:?}")));
                 };
                 value = next;
-                if value.get("$id").is_some()
-                    && let Some(id) = self.registry.root_ids.get(&address(value))
-                {
+                if let Some(id) = self.registry.root_ids.get(&address(value)) {
                     resource = *id;
                 }
             }
@@ -553,6 +660,26 @@ impl<'s> Compiler<'s, '_> {
         let (mut contains_bounds, mut uses_string, mut uses_number) = ((None, None), false, false);
         let (mut uses_array, mut uses_object, mut uses_apply) = (false, false, false);
         let validation = self.validation_vocabulary;
+        let draft = self.registry.draft(resource);
+        if draft.ref_replaces_siblings()
+            && let Some(child) = object.get("$ref")
+        {
+            // Before 2019-09, `$ref` stands for its target and everything beside it is ignored.
+            let Value::String(reference) = child else {
+                return Err(self.error(child, "$ref must be a string"));
+            };
+            let (target, target_resource, _) = self.resolve(child, resource, reference)?;
+            apply.reference = Some(self.subschema(target, target_resource)?);
+            schema.apply = Some(Box::new(apply));
+            return Ok(Node::Schema(Box::new(schema)));
+        }
+        let since_7 = draft >= Draft::Draft7;
+        let since_2019 = draft >= Draft::Draft201909;
+        let latest = draft == Draft::Draft202012;
+        // Before 2020-12, an array `items` is `prefixItems` and `additionalItems` the rest.
+        let (mut items_array, mut additional_items) = (false, None);
+        // Draft 4's boolean `exclusiveMinimum` / `exclusiveMaximum` modify the bounds.
+        let (mut exclusive_minimum, mut exclusive_maximum) = (false, false);
         for (key, child) in object {
             match key.as_str() {
                 "type" if validation => schema.types = self.types(child)?,
@@ -573,7 +700,7 @@ impl<'s> Compiler<'s, '_> {
                         strings,
                     }));
                 }
-                "const" if validation => schema.constant = Some(Box::new(child.clone())),
+                "const" if validation && since_7 => schema.constant = Some(Box::new(child.clone())),
                 "minLength" if validation => {
                     string.min_length = Some(self.count(child)?);
                     uses_string = true;
@@ -589,7 +716,7 @@ impl<'s> Compiler<'s, '_> {
                     string.pattern = Some(self.pattern(child, source)?);
                     uses_string = true;
                 }
-                "format" if self.options.assert_formats => {
+                "format" if self.assert_formats => {
                     if let Some(format) = child.as_str().and_then(Format::from_name) {
                         string.format = Some(format);
                         uses_string = true;
@@ -602,6 +729,14 @@ impl<'s> Compiler<'s, '_> {
                 "maximum" if validation => {
                     number.maximum = Some(self.number(child)?);
                     uses_number = true;
+                }
+                "exclusiveMinimum" | "exclusiveMaximum" if validation && !since_7 => {
+                    let flag = child.as_bool().unwrap_or(false);
+                    if key == "exclusiveMinimum" {
+                        exclusive_minimum = flag;
+                    } else {
+                        exclusive_maximum = flag;
+                    }
                 }
                 "exclusiveMinimum" if validation => {
                     number.exclusive_minimum = Some(self.number(child)?);
@@ -631,21 +766,33 @@ impl<'s> Compiler<'s, '_> {
                     array.unique = child.as_bool().unwrap_or(false);
                     uses_array |= array.unique;
                 }
-                "minContains" if validation => contains_bounds.0 = Some(self.count(child)?),
-                "maxContains" if validation => contains_bounds.1 = Some(self.count(child)?),
-                "prefixItems" => {
+                "minContains" if validation && since_2019 => {
+                    contains_bounds.0 = Some(self.count(child)?);
+                }
+                "maxContains" if validation && since_2019 => {
+                    contains_bounds.1 = Some(self.count(child)?);
+                }
+                "prefixItems" if latest => {
                     array.prefix_items = self.subschemas(child, resource)?;
+                    uses_array = true;
+                }
+                "items" if !latest && child.is_array() => {
+                    array.prefix_items = self.subschemas(child, resource)?;
+                    items_array = true;
                     uses_array = true;
                 }
                 "items" => {
                     array.items = Some(self.subschema(child, resource)?);
                     uses_array = true;
                 }
-                "contains" => {
+                "additionalItems" if !latest => {
+                    additional_items = Some(self.subschema(child, resource)?);
+                }
+                "contains" if since_7 => {
                     array.contains = Some(self.subschema(child, resource)?);
                     uses_array = true;
                 }
-                "unevaluatedItems" => {
+                "unevaluatedItems" if since_2019 => {
                     array.unevaluated = Some(self.subschema(child, resource)?);
                     uses_array = true;
                 }
@@ -678,11 +825,11 @@ impl<'s> Compiler<'s, '_> {
                     obj.additional = Some(self.subschema(child, resource)?);
                     uses_object = true;
                 }
-                "propertyNames" => {
+                "propertyNames" if since_7 => {
                     obj.property_names = Some(self.subschema(child, resource)?);
                     uses_object = true;
                 }
-                "unevaluatedProperties" => {
+                "unevaluatedProperties" if since_2019 => {
                     obj.unevaluated = Some(self.subschema(child, resource)?);
                     uses_object = true;
                 }
@@ -694,7 +841,24 @@ impl<'s> Compiler<'s, '_> {
                     obj.max_properties = Some(self.count(child)?);
                     uses_object = true;
                 }
-                "dependentRequired" if validation => {
+                // Kept after draft 7 as well, for documents that still use it (as the suite's
+                // optional compatibility tests expect).
+                "dependencies" => {
+                    let Value::Object(dependencies) = child else {
+                        return Err(self.error(child, "expected an object"));
+                    };
+                    for (name, dependency) in dependencies {
+                        if dependency.is_array() {
+                            obj.dependent_required
+                                .push((name.as_str().into(), self.names(dependency)?));
+                        } else {
+                            let id = self.subschema(dependency, resource)?;
+                            obj.dependent_schemas.push((name.as_str().into(), id));
+                        }
+                    }
+                    uses_object = true;
+                }
+                "dependentRequired" if validation && since_2019 => {
                     let Value::Object(dependencies) = child else {
                         return Err(self.error(child, "expected an object"));
                     };
@@ -704,7 +868,7 @@ impl<'s> Compiler<'s, '_> {
                     }
                     uses_object = true;
                 }
-                "dependentSchemas" => {
+                "dependentSchemas" if since_2019 => {
                     let Value::Object(dependencies) = child else {
                         return Err(self.error(child, "expected an object"));
                     };
@@ -730,9 +894,9 @@ impl<'s> Compiler<'s, '_> {
                     apply.not = Some(self.subschema(child, resource)?);
                     uses_apply = true;
                 }
-                "if" => if_ = Some(self.subschema(child, resource)?),
-                "then" => then_ = Some(self.subschema(child, resource)?),
-                "else" => else_ = Some(self.subschema(child, resource)?),
+                "if" if since_7 => if_ = Some(self.subschema(child, resource)?),
+                "then" if since_7 => then_ = Some(self.subschema(child, resource)?),
+                "else" if since_7 => else_ = Some(self.subschema(child, resource)?),
                 "$ref" => {
                     let Value::String(reference) = child else {
                         return Err(self.error(child, "$ref must be a string"));
@@ -741,7 +905,23 @@ impl<'s> Compiler<'s, '_> {
                     apply.reference = Some(self.subschema(target, target_resource)?);
                     uses_apply = true;
                 }
-                "$dynamicRef" => {
+                "$recursiveRef" if draft == Draft::Draft201909 => {
+                    let Value::String(reference) = child else {
+                        return Err(self.error(child, "$recursiveRef must be a string"));
+                    };
+                    let (target, target_resource, _) = self.resolve(child, resource, reference)?;
+                    let node = self.subschema(target, target_resource)?;
+                    // Resolution is dynamic only when the target itself has `$recursiveAnchor`.
+                    let anchor = (target.get("$recursiveAnchor") == Some(&Value::Bool(true)))
+                        .then(|| "".into());
+                    self.dynamic |= anchor.is_some();
+                    apply.dynamic_reference = Some(DynamicRef {
+                        target: node,
+                        anchor,
+                    });
+                    uses_apply = true;
+                }
+                "$dynamicRef" if latest => {
                     let Value::String(reference) = child else {
                         return Err(self.error(child, "$dynamicRef must be a string"));
                     };
@@ -769,6 +949,15 @@ impl<'s> Compiler<'s, '_> {
             apply.then_ = then_;
             apply.else_ = else_;
             uses_apply = true;
+        }
+        if items_array {
+            array.items = additional_items;
+        }
+        if exclusive_minimum {
+            number.exclusive_minimum = number.minimum.take();
+        }
+        if exclusive_maximum {
+            number.exclusive_maximum = number.maximum.take();
         }
         if array.contains.is_some() {
             array.min_contains = contains_bounds.0;
@@ -933,4 +1122,13 @@ fn locate(value: &Value, target: usize, path: &mut Vec<String>, depth: usize) ->
         path.pop();
     }
     None
+}
+
+/// The `$id` (`id` in draft 4) that `value` declares, unless `$ref` beside it makes it void.
+fn own_id(value: &Value, draft: Draft) -> Option<&str> {
+    let object = value.as_object()?;
+    if draft.ref_replaces_siblings() && object.contains_key("$ref") {
+        return None;
+    }
+    object.get(draft.id_keyword())?.as_str()
 }

@@ -2,7 +2,6 @@
 use serde_json::Value;
 
 use super::node::{Node, NodeId, types};
-use super::validate::Ctx;
 use crate::error::describe_str;
 use crate::json::{Instance, Kind, Number};
 
@@ -10,6 +9,11 @@ use crate::json::{Instance, Kind, Number};
 const MAX_RENDER: usize = 40;
 /// `enum` members listed before `...`.
 const MAX_CHOICES: usize = 8;
+
+/// `property "name"`, bounded like other renderings.
+pub(crate) fn property_text(name: &str) -> String {
+    describe_str(name).replacen("string", "property", 1)
+}
 
 /// `number 5`, `string "abc"`, `array of 3 items`, `object`, ...
 pub(crate) fn describe<I: Instance>(instance: &I) -> String {
@@ -102,11 +106,11 @@ pub(crate) fn one_of(values: &[Value]) -> String {
 
 /// What an `anyOf` / `oneOf` wanted: the union of the branches' types when every branch names
 /// them, otherwise a count of alternatives.
-pub(crate) fn describe_branches(ctx: &Ctx<'_>, branches: &[NodeId], one: bool) -> String {
+pub(crate) fn describe_branches(nodes: &[Node], branches: &[NodeId], one: bool) -> String {
     let mut set = 0u8;
     let mut all_typed = true;
     for id in branches {
-        match ctx.node(*id) {
+        match nodes.get(*id as usize) {
             Some(Node::Schema(schema)) if schema.types != 0 => set |= schema.types,
             _ => all_typed = false,
         }

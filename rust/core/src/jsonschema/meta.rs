@@ -1,4 +1,5 @@
-//! The draft 2020-12 metaschemas, available to `$ref` without being passed in as resources.
+//! The metaschemas of drafts 2020-12, 2019-09, 7 and 4, available to `$ref` without being passed
+//! in as resources.
 //!
 //! They are parsed once per process, and only when a reference to them is first met.
 use std::sync::OnceLock;
@@ -37,6 +38,46 @@ const SOURCES: &[(&str, &str)] = &[
     (
         "https://json-schema.org/draft/2020-12/meta/content",
         include_str!("metaschemas/content.json"),
+    ),
+    (
+        "https://json-schema.org/draft/2020-12/meta/format-assertion",
+        include_str!("metaschemas/format-assertion.json"),
+    ),
+    (
+        "https://json-schema.org/draft/2019-09/schema",
+        include_str!("metaschemas/draft2019-09/schema.json"),
+    ),
+    (
+        "https://json-schema.org/draft/2019-09/meta/core",
+        include_str!("metaschemas/draft2019-09/core.json"),
+    ),
+    (
+        "https://json-schema.org/draft/2019-09/meta/applicator",
+        include_str!("metaschemas/draft2019-09/applicator.json"),
+    ),
+    (
+        "https://json-schema.org/draft/2019-09/meta/validation",
+        include_str!("metaschemas/draft2019-09/validation.json"),
+    ),
+    (
+        "https://json-schema.org/draft/2019-09/meta/meta-data",
+        include_str!("metaschemas/draft2019-09/meta-data.json"),
+    ),
+    (
+        "https://json-schema.org/draft/2019-09/meta/format",
+        include_str!("metaschemas/draft2019-09/format.json"),
+    ),
+    (
+        "https://json-schema.org/draft/2019-09/meta/content",
+        include_str!("metaschemas/draft2019-09/content.json"),
+    ),
+    (
+        "http://json-schema.org/draft-07/schema",
+        include_str!("metaschemas/draft7.json"),
+    ),
+    (
+        "http://json-schema.org/draft-04/schema",
+        include_str!("metaschemas/draft4.json"),
     ),
 ];
 

@@ -9,16 +9,13 @@
 //! (`property "city"`); an unexpected or unevaluated property at the property's own path. When no
 //! branch of `anyOf`/`oneOf` matches, one `no_match` error is reported at the value, followed by
 //! the errors of the only branch whose `type` admits the value, if there is exactly one.
-mod annotations;
-mod array;
 mod compile;
+mod context;
 mod describe;
+mod keywords;
 mod meta;
 mod node;
-mod number;
-mod object;
-mod regex;
-mod string;
+mod options;
 mod uri;
 mod validate;
 
@@ -27,51 +24,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::error::{Limits, LineError, Path};
+use crate::error::LineError;
 use crate::json::Instance;
 use compile::Compiled;
-use validate::{Ctx, validate_node};
-
-/// How a schema is compiled and applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Options {
-    /// Accept strings that read as the integer, number or boolean the schema wants (`"5"`).
-    pub lenient: bool,
-    /// Treat `format` as an assertion rather than an annotation.
-    pub assert_formats: bool,
-    /// Depth and error-count limits applied while validating.
-    pub limits: Limits,
-}
-
-/// A schema that cannot be compiled: where (JSON pointer into the schema) and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SchemaError {
-    /// JSON pointer to the offending part of the schema (`""` for the root).
-    pub pointer: String,
-    /// What is wrong there.
-    pub message: String,
-}
-
-impl fmt::Display for SchemaError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.pointer.is_empty() {
-            write!(f, "invalid schema: {}", self.message)
-        } else {
-            write!(f, "invalid schema at {}: {}", self.pointer, self.message)
-        }
-    }
-}
-
-impl std::error::Error for SchemaError {}
-
-/// A string read as another type in lenient mode: where, and the value it became.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Coercion {
-    /// Path of the string in the instance.
-    pub path: Path,
-    /// The number or boolean it was read as.
-    pub value: Value,
-}
+pub use context::Coercion;
+use context::Context;
+pub use options::{Draft, Options, SchemaError};
+use validate::validate_node;
 
 /// A compiled schema, cheap to clone and share between threads.
 #[derive(Clone)]
@@ -113,9 +72,9 @@ impl SchemaValidator {
         &self.options
     }
 
-    fn context(&self, collect: bool) -> Ctx<'_> {
+    fn context(&self, collect: bool) -> Context<'_> {
         let limits = &self.options.limits;
-        Ctx {
+        Context {
             nodes: &self.compiled.nodes,
             resources: &self.compiled.resources,
             lenient: self.options.lenient,
@@ -140,7 +99,7 @@ impl SchemaValidator {
         instance: &I,
         collect: bool,
         record: bool,
-    ) -> (bool, Ctx<'s>) {
+    ) -> (bool, Context<'s>) {
         let mut ctx = self.context(collect);
         ctx.record = record;
         let valid = validate_node(&mut ctx, self.compiled.root, instance);

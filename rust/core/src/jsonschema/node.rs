@@ -3,9 +3,9 @@
 use ahash::AHashMap;
 use serde_json::Value;
 
-use super::regex::Pattern;
 use crate::formats::Format;
 use crate::json::{Kind, Number};
+use crate::pattern::Pattern;
 
 /// Index of a node in the arena; `$ref` cycles are just indices pointing back.
 pub(crate) type NodeId = u32;

@@ -3,110 +3,19 @@
 //!
 //! Error paths are built backwards: an error is recorded with an empty path and each enclosing
 //! descent appends its step on the way out, so the valid path never touches a path at all.
-use std::borrow::Cow;
-
+//!
+//! This is the hub: it dispatches to the keyword groups in `keywords/`, which come back to it
+//! only through [`Context::child`] and [`Context::apply`], implemented here.
 use serde_json::Value;
 
-use super::Coercion;
-use super::annotations;
-use super::describe::{describe, describe_branches, types_expected};
+use super::context::{Coercion, Context, MAX_CALLS, Step, check, fail};
+use super::describe::{describe, describe_branches, one_of, render, types_expected};
+use super::keywords::{annotations, array, number, object, string};
 use super::node::{Applicators, Node, NodeId, Schema, types, types_accept};
-use super::{array, number, object, string};
-use crate::error::{ErrorCode, LineError, PathItem};
+use crate::error::ErrorCode;
 use crate::json::{Instance, Kind, json_eq};
 
-/// Nested node evaluations allowed before the walk gives up with `nesting_too_deep`. Compilation
-/// rejects reference cycles that stay on one value, so this only bounds the native stack against
-/// a very large `max_depth` or a cycle through `$dynamicRef`.
-pub(crate) const MAX_CALLS: u32 = 1024;
-
-/// One step into the instance, borrowed until it is needed for an error path.
-#[derive(Clone, Copy)]
-pub(crate) enum Step<'k> {
-    Key(&'k str),
-    Index(usize),
-}
-
-impl Step<'_> {
-    fn to_item(self) -> PathItem {
-        match self {
-            Step::Key(key) => PathItem::Key(key.into()),
-            Step::Index(index) => PathItem::Index(index),
-        }
-    }
-}
-
-/// Per-call state; nothing in it allocates unless an error, coercion or dynamic scope is recorded.
-#[allow(clippy::struct_excessive_bools)] // Independent flags read on hot paths; an enum would not help.
-pub(crate) struct Ctx<'a> {
-    pub nodes: &'a [Node],
-    pub resources: &'a [super::node::Resource],
-    pub lenient: bool,
-    pub max_depth: u32,
-    pub max_errors: usize,
-    /// Collect mode: record errors instead of stopping at the first.
-    pub collect: bool,
-    /// Record coercions (collect mode of `validate_lenient`).
-    pub record: bool,
-    /// Set when some string was read as another type.
-    pub coerced: bool,
-    /// Set when `max_errors` is reached: unwind without further checks.
-    pub stop: bool,
-    pub track_scope: bool,
-    pub depth: u32,
-    pub calls: u32,
-    pub scope: Vec<u32>,
-    pub errors: Vec<LineError>,
-    pub coercions: Vec<Coercion>,
-}
-
-impl<'a> Ctx<'a> {
-    /// Records an error at the current value (its path is completed on the way out).
-    pub(crate) fn error(
-        &mut self,
-        code: ErrorCode,
-        expected: impl Into<Cow<'static, str>>,
-        found: impl Into<Cow<'static, str>>,
-    ) {
-        if self.errors.len() < self.max_errors {
-            self.errors
-                .push(LineError::new(code, Vec::new(), expected, found));
-        }
-        if self.errors.len() >= self.max_errors {
-            self.stop = true;
-        }
-    }
-
-    /// Records an error at the child `step` of the current value.
-    pub(crate) fn error_at(
-        &mut self,
-        step: Step<'_>,
-        code: ErrorCode,
-        expected: impl Into<Cow<'static, str>>,
-        found: impl Into<Cow<'static, str>>,
-    ) {
-        let before = self.errors.len();
-        self.error(code, expected, found);
-        if self.errors.len() > before
-            && let Some(error) = self.errors.last_mut()
-        {
-            error.path.push(step.to_item());
-        }
-    }
-
-    pub(crate) fn node(&self, id: NodeId) -> Option<&'a Node> {
-        self.nodes.get(id as usize)
-    }
-
-    /// Runs `check` in fast mode, whatever the current mode.
-    pub(crate) fn quietly(&mut self, check: impl FnOnce(&mut Self) -> bool) -> bool {
-        let collect = self.collect;
-        self.collect = false;
-        let valid = check(self);
-        self.collect = collect;
-        valid
-    }
-
+impl Context<'_> {
     /// Validates `instance`, a child of the current value at `step`, against node `id`.
     #[allow(clippy::inline_always)] // Measured: the fast paths below are worth a call per child.
     #[inline(always)]
@@ -171,64 +80,16 @@ impl<'a> Ctx<'a> {
         valid
     }
 
-    /// Adds `step` to the (reversed) paths of the errors and coercions recorded since the marks.
-    pub(crate) fn append_step(&mut self, step: Step<'_>, errors: usize, coercions: usize) {
-        for error in self.errors.get_mut(errors..).unwrap_or_default() {
-            error.path.push(step.to_item());
-        }
-        for coercion in self.coercions.get_mut(coercions..).unwrap_or_default() {
-            coercion.path.push(step.to_item());
-        }
+    /// Validates `instance` against node `id` in place (same value, same path).
+    pub(crate) fn apply<I: Instance>(&mut self, id: NodeId, instance: &I) -> bool {
+        validate_node(self, id, instance)
     }
 }
-
-/// Marks a failed check: returns `false` at once in fast mode, otherwise records and goes on.
-macro_rules! check {
-    ($ctx:ident, $valid:ident, $ok:expr) => {
-        if !$ok {
-            if !$ctx.collect || $ctx.stop {
-                return false;
-            }
-            $valid = false;
-        }
-    };
-}
-pub(crate) use check;
-
-/// Records an error built lazily (only in collect mode) and marks the check failed.
-macro_rules! fail {
-    ($ctx:ident, $valid:ident, $code:expr, $expected:expr, $found:expr) => {{
-        if !$ctx.collect {
-            return false;
-        }
-        $ctx.error($code, $expected, $found);
-        $valid = false;
-        if $ctx.stop {
-            return false;
-        }
-    }};
-}
-pub(crate) use fail;
-
-/// Like `fail!`, for an error about the child `step` of the current value.
-macro_rules! fail_at {
-    ($ctx:ident, $valid:ident, $step:expr, $code:expr, $expected:expr, $found:expr) => {{
-        if !$ctx.collect {
-            return false;
-        }
-        $ctx.error_at($step, $code, $expected, $found);
-        $valid = false;
-        if $ctx.stop {
-            return false;
-        }
-    }};
-}
-pub(crate) use fail_at;
 
 /// Validates `instance` against node `id` in place (same path).
 #[allow(clippy::inline_always)] // Measured: folding it into its callers saves a call per node.
 #[inline(always)]
-pub(crate) fn validate_node<I: Instance>(ctx: &mut Ctx<'_>, id: NodeId, instance: &I) -> bool {
+pub(crate) fn validate_node<I: Instance>(ctx: &mut Context<'_>, id: NodeId, instance: &I) -> bool {
     let schema = match ctx.node(id) {
         Some(Node::Schema(schema)) => schema,
         Some(Node::Bool(false)) => {
@@ -254,22 +115,13 @@ pub(crate) fn validate_node<I: Instance>(ctx: &mut Ctx<'_>, id: NodeId, instance
         return false;
     }
     ctx.calls += 1;
-    let pushed = ctx.track_scope && enter_scope(ctx, schema.resource);
+    let pushed = ctx.track_scope && ctx.enter_scope(schema.resource);
     let valid = validate_schema(ctx, schema, instance);
     if pushed {
         ctx.scope.pop();
     }
     ctx.calls -= 1;
     valid
-}
-
-/// Pushes `resource` on the dynamic scope unless it is already innermost.
-pub(crate) fn enter_scope(ctx: &mut Ctx<'_>, resource: u32) -> bool {
-    if ctx.scope.last() == Some(&resource) {
-        return false;
-    }
-    ctx.scope.push(resource);
-    true
 }
 
 /// Reads a string as the first of integer, number, boolean that `set` allows.
@@ -311,7 +163,7 @@ fn coerce(text: &str, set: u8) -> Option<Value> {
 /// A value whose type the schema rejects: read it as another type in lenient mode, else fail.
 #[inline(never)]
 fn wrong_type<'a, I: Instance>(
-    ctx: &mut Ctx<'a>,
+    ctx: &mut Context<'a>,
     schema: &'a Schema,
     instance: &I,
     kind: Kind,
@@ -347,7 +199,7 @@ fn wrong_type<'a, I: Instance>(
 /// `enum` and `const`.
 #[inline(never)]
 fn validate_values<I: Instance>(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Context<'_>,
     schema: &Schema,
     instance: &I,
     kind: Kind,
@@ -376,7 +228,7 @@ fn validate_values<I: Instance>(
                 ctx,
                 valid,
                 ErrorCode::NotInEnum,
-                super::describe::one_of(&enumeration.values),
+                one_of(&enumeration.values),
                 describe(instance)
             );
         }
@@ -388,14 +240,18 @@ fn validate_values<I: Instance>(
             ctx,
             valid,
             ErrorCode::NotConst,
-            super::describe::render(constant),
+            render(constant),
             describe(instance)
         );
     }
     valid
 }
 
-fn validate_schema<'a, I: Instance>(ctx: &mut Ctx<'a>, schema: &'a Schema, instance: &I) -> bool {
+fn validate_schema<'a, I: Instance>(
+    ctx: &mut Context<'a>,
+    schema: &'a Schema,
+    instance: &I,
+) -> bool {
     let kind = instance.kind();
     let mut valid = true;
     if schema.types != 0 && !types_accept(schema.types, kind) {
@@ -457,27 +313,9 @@ fn validate_schema<'a, I: Instance>(ctx: &mut Ctx<'a>, schema: &'a Schema, insta
     valid
 }
 
-/// The `$dynamicRef` target given the current dynamic scope.
-pub(crate) fn dynamic_target(ctx: &Ctx<'_>, reference: &super::node::DynamicRef) -> NodeId {
-    if let Some(anchor) = &reference.anchor {
-        for resource in &ctx.scope {
-            let anchors = ctx
-                .resources
-                .get(*resource as usize)
-                .map(|r| &r.dynamic_anchors);
-            if let Some((_, id)) =
-                anchors.and_then(|list| list.iter().find(|(name, _)| name == anchor))
-            {
-                return *id;
-            }
-        }
-    }
-    reference.target
-}
-
 /// Index of the first branch that validates `instance` (fast mode).
-pub(crate) fn first_match<I: Instance>(
-    ctx: &mut Ctx<'_>,
+fn first_match<I: Instance>(
+    ctx: &mut Context<'_>,
     branches: &[NodeId],
     instance: &I,
 ) -> Option<usize> {
@@ -491,14 +329,18 @@ pub(crate) fn first_match<I: Instance>(
 }
 
 /// Re-runs a branch that is known to match in collect mode, so its coercions are recorded.
-fn record_branch<I: Instance>(ctx: &mut Ctx<'_>, id: NodeId, instance: &I) {
+fn record_branch<I: Instance>(ctx: &mut Context<'_>, id: NodeId, instance: &I) {
     if ctx.collect && ctx.record {
         validate_node(ctx, id, instance);
     }
 }
 
 /// The one branch worth reporting when none matched: the only one whose `type` admits the value.
-fn best_branch<I: Instance>(ctx: &Ctx<'_>, branches: &[NodeId], instance: &I) -> Option<NodeId> {
+fn best_branch<I: Instance>(
+    ctx: &Context<'_>,
+    branches: &[NodeId],
+    instance: &I,
+) -> Option<NodeId> {
     let kind = instance.kind();
     let mut candidates = branches.iter().filter(|id| match ctx.node(**id) {
         Some(Node::Schema(schema)) => schema.types != 0 && types_accept(schema.types, kind),
@@ -508,8 +350,13 @@ fn best_branch<I: Instance>(ctx: &Ctx<'_>, branches: &[NodeId], instance: &I) ->
     candidates.next().is_none().then_some(*first)
 }
 
-fn report_no_match<I: Instance>(ctx: &mut Ctx<'_>, branches: &[NodeId], instance: &I, one: bool) {
-    let expected = describe_branches(ctx, branches, one);
+fn report_no_match<I: Instance>(
+    ctx: &mut Context<'_>,
+    branches: &[NodeId],
+    instance: &I,
+    one: bool,
+) {
+    let expected = describe_branches(ctx.nodes, branches, one);
     ctx.error(ErrorCode::NoMatch, expected, describe(instance));
     if !ctx.stop
         && let Some(best) = best_branch(ctx, branches, instance)
@@ -519,7 +366,7 @@ fn report_no_match<I: Instance>(ctx: &mut Ctx<'_>, branches: &[NodeId], instance
 }
 
 fn validate_applicators<'a, I: Instance>(
-    ctx: &mut Ctx<'a>,
+    ctx: &mut Context<'a>,
     apply: &'a Applicators,
     instance: &I,
 ) -> bool {
@@ -528,7 +375,7 @@ fn validate_applicators<'a, I: Instance>(
         check!(ctx, valid, validate_node(ctx, target, instance));
     }
     if let Some(reference) = &apply.dynamic_reference {
-        let target = dynamic_target(ctx, reference);
+        let target = ctx.dynamic_target(reference);
         check!(ctx, valid, validate_node(ctx, target, instance));
     }
     for id in &apply.all_of {

@@ -245,6 +245,36 @@ impl<'a> PyValue<'a> {
         }
     }
 
+    /// An `int`'s exact value as `0x`-prefixed hexadecimal text (`-0x1f`), which unlike decimal
+    /// text has no length limit.
+    #[cold]
+    #[inline(never)]
+    fn hex(self) -> Option<String> {
+        // SAFETY: the object is a live `int` (or subclass): `PyNumber_ToBase` takes it as it is
+        // (no `__index__` call) and formats it in C. The new `str` is released below; its UTF-8
+        // is copied before that.
+        unsafe {
+            let text = ffi::PyNumber_ToBase(self.ptr(), 16);
+            if text.is_null() {
+                ffi::PyErr_Clear();
+                return None;
+            }
+            let mut size: ffi::Py_ssize_t = 0;
+            let data = ffi::PyUnicode_AsUTF8AndSize(text, &raw mut size);
+            let out = if data.is_null() {
+                ffi::PyErr_Clear();
+                None
+            } else {
+                let length = usize::try_from(size).unwrap_or(0);
+                std::str::from_utf8(std::slice::from_raw_parts(data.cast::<u8>(), length))
+                    .ok()
+                    .map(str::to_owned)
+            };
+            ffi::Py_DecRef(text);
+            out
+        }
+    }
+
     fn dict_len(self) -> usize {
         // SAFETY: the object is a live `dict` (or subclass).
         usize::try_from(unsafe { ffi::PyDict_Size(self.ptr()) }).unwrap_or(0)
@@ -527,5 +557,12 @@ impl<'a> Instance for PyValue<'a> {
 
     fn to_value(&self) -> Value {
         instance_to_value(self, 64).unwrap_or(Value::Null)
+    }
+
+    fn number_text(&self) -> Option<Cow<'_, str>> {
+        if self.shape() != Shape::Int {
+            return None;
+        }
+        self.hex().map(Cow::Owned)
     }
 }

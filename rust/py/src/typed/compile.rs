@@ -545,7 +545,11 @@ fn expected_choice(values: &[Value]) -> String {
     if let [single] = values {
         return single.to_string();
     }
-    let named: Vec<String> = values.iter().take(MAX_NAMES).map(Value::to_string).collect();
+    let named: Vec<String> = values
+        .iter()
+        .take(MAX_NAMES)
+        .map(Value::to_string)
+        .collect();
     let more = values.len().saturating_sub(MAX_NAMES);
     if more == 0 {
         format!("one of {}", named.join(", "))

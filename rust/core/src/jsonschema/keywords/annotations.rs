@@ -1,13 +1,10 @@
 //! `unevaluatedProperties` and `unevaluatedItems`: which properties and items the successful
 //! subschemas of a node evaluated, found by walking them again only for schemas that ask.
-use super::describe::describe;
-use super::node::{Node, NodeId, Schema};
-use super::object::property_text;
-use super::validate::{
-    Ctx, MAX_CALLS, Step, check, dynamic_target, enter_scope, fail_at, validate_node,
-};
 use crate::error::ErrorCode;
 use crate::json::Instance;
+use crate::jsonschema::context::{Context, MAX_CALLS, Step, check, fail_at};
+use crate::jsonschema::describe::{describe, property_text};
+use crate::jsonschema::node::{Node, NodeId, Schema};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Target {
@@ -17,7 +14,7 @@ enum Target {
 
 /// Validates the properties no subschema of `schema` evaluated against `unevaluated`.
 pub(crate) fn unevaluated_properties<I: Instance>(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Context<'_>,
     schema: &Schema,
     unevaluated: NodeId,
     instance: &I,
@@ -53,7 +50,7 @@ pub(crate) fn unevaluated_properties<I: Instance>(
 
 /// Validates the items no subschema of `schema` evaluated against `unevaluated`.
 pub(crate) fn unevaluated_items<I: Instance>(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Context<'_>,
     schema: &Schema,
     unevaluated: NodeId,
     instance: &I,
@@ -90,12 +87,12 @@ pub(crate) fn unevaluated_items<I: Instance>(
     valid
 }
 
-fn is_valid<I: Instance>(ctx: &mut Ctx<'_>, id: NodeId, instance: &I) -> bool {
-    ctx.quietly(|ctx| validate_node(ctx, id, instance))
+fn is_valid<I: Instance>(ctx: &mut Context<'_>, id: NodeId, instance: &I) -> bool {
+    ctx.quietly(|ctx| ctx.apply(id, instance))
 }
 
 fn collect_node<I: Instance>(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Context<'_>,
     id: NodeId,
     instance: &I,
     marks: &mut [bool],
@@ -108,7 +105,7 @@ fn collect_node<I: Instance>(
         return;
     }
     ctx.calls += 1;
-    let pushed = ctx.track_scope && enter_scope(ctx, schema.resource);
+    let pushed = ctx.track_scope && ctx.enter_scope(schema.resource);
     collect_schema(ctx, schema, instance, marks, target, true);
     if pushed {
         ctx.scope.pop();
@@ -119,7 +116,7 @@ fn collect_node<I: Instance>(
 /// Marks what `schema` (known to be valid for `instance`) evaluated. `nested` is false for the
 /// schema that owns the `unevaluated*` keyword being checked.
 fn collect_schema<I: Instance>(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Context<'_>,
     schema: &Schema,
     instance: &I,
     marks: &mut [bool],
@@ -139,7 +136,7 @@ fn collect_schema<I: Instance>(
                         || object
                             .pattern_properties
                             .iter()
-                            .any(|(pattern, _)| pattern.is_match(key))
+                            .any(|(pattern, _)| pattern.is_match(key) == Ok(true))
                     {
                         *mark = true;
                     }
@@ -177,7 +174,7 @@ fn collect_schema<I: Instance>(
         collect_node(ctx, id, instance, marks, target);
     }
     if let Some(reference) = &apply.dynamic_reference {
-        let id = dynamic_target(ctx, reference);
+        let id = ctx.dynamic_target(reference);
         collect_node(ctx, id, instance, marks, target);
     }
     for id in &apply.all_of {

@@ -1,21 +1,56 @@
 //! Numeric bounds and `multipleOf`, exact across integer and float representations.
 use std::cmp::Ordering;
 
-use super::describe::{describe, number_text};
-use super::node::NumberKeywords;
-use super::validate::{Ctx, fail};
+use super::big_number::BigNumber;
 use crate::error::ErrorCode;
 use crate::json::{Instance, Number};
+use crate::jsonschema::context::{Context, fail};
+use crate::jsonschema::describe::{describe, number_text};
+use crate::jsonschema::node::NumberKeywords;
+
+/// Floats from here up may stand for integers beyond 64 bits, whose exact text is asked for.
+const WIDE: f64 = 9_223_372_036_854_775_808.0;
 
 /// Validates a number against the numeric keywords.
 pub(crate) fn validate<I: Instance>(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Context<'_>,
     keywords: &NumberKeywords,
     instance: &I,
 ) -> bool {
-    let Some(value) = instance.as_number() else {
-        return true;
+    let value = match instance.as_number() {
+        Some(Number::F64(float)) if float.is_nan() || float.abs() >= WIDE => {
+            return validate_wide(ctx, keywords, instance, Some(Number::F64(float)));
+        }
+        Some(value) => value,
+        None => return validate_wide(ctx, keywords, instance, None),
     };
+    validate_number(ctx, keywords, instance, value)
+}
+
+/// A number that may stand for an integer beyond 64 bits: compared exactly when the instance
+/// gives its exact text, else as the float it is (or not at all when it has none).
+#[cold]
+#[inline(never)]
+fn validate_wide<I: Instance>(
+    ctx: &mut Context<'_>,
+    keywords: &NumberKeywords,
+    instance: &I,
+    value: Option<Number>,
+) -> bool {
+    if let Some(exact) = instance.number_text().as_deref().and_then(BigNumber::parse) {
+        return validate_big(ctx, keywords, instance, &exact);
+    }
+    value.is_none_or(|value| validate_number(ctx, keywords, instance, value))
+}
+
+/// [`validate`] for a number read exactly as `value`.
+#[inline]
+fn validate_number<I: Instance>(
+    ctx: &mut Context<'_>,
+    keywords: &NumberKeywords,
+    instance: &I,
+    value: Number,
+) -> bool {
     let mut valid = true;
     if let Some(minimum) = keywords.minimum
         && compare(value, minimum) == Some(Ordering::Less)
@@ -63,6 +98,73 @@ pub(crate) fn validate<I: Instance>(
     }
     if let Some(divisor) = keywords.multiple_of
         && !is_multiple(value, divisor)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NotMultipleOf,
+            format!("a multiple of {}", number_text(divisor)),
+            describe(instance)
+        );
+    }
+    valid
+}
+
+/// [`validate`] for a number beyond 64 bits, compared exactly.
+fn validate_big<I: Instance>(
+    ctx: &mut Context<'_>,
+    keywords: &NumberKeywords,
+    instance: &I,
+    value: &BigNumber,
+) -> bool {
+    let mut valid = true;
+    let exact = |bound: Number| BigNumber::from_number(bound);
+    if let Some(minimum) = keywords.minimum
+        && exact(minimum).is_some_and(|bound| *value < bound)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NumberTooSmall,
+            format!("at least {}", number_text(minimum)),
+            describe(instance)
+        );
+    }
+    if let Some(minimum) = keywords.exclusive_minimum
+        && exact(minimum).is_some_and(|bound| *value <= bound)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NumberTooSmall,
+            format!("greater than {}", number_text(minimum)),
+            describe(instance)
+        );
+    }
+    if let Some(maximum) = keywords.maximum
+        && exact(maximum).is_some_and(|bound| *value > bound)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NumberTooLarge,
+            format!("at most {}", number_text(maximum)),
+            describe(instance)
+        );
+    }
+    if let Some(maximum) = keywords.exclusive_maximum
+        && exact(maximum).is_some_and(|bound| *value >= bound)
+    {
+        fail!(
+            ctx,
+            valid,
+            ErrorCode::NumberTooLarge,
+            format!("less than {}", number_text(maximum)),
+            describe(instance)
+        );
+    }
+    if let Some(divisor) = keywords.multiple_of
+        && exact(divisor).is_some_and(|divisor| !value.is_multiple_of(&divisor))
     {
         fail!(
             ctx,
@@ -165,6 +267,47 @@ fn format_exp(value: f64, buffer: &mut [u8; 40]) -> Option<&str> {
     std::str::from_utf8(buffer.get(..end)?).ok()
 }
 
+/// True when the decimal `value` is an integer multiple of the decimal `divisor`, exactly and
+/// whatever their exponents (`1e308` is a multiple of `0.5`).
+fn decimal_multiple(value: &Decimal, divisor: &Decimal) -> bool {
+    if value.digits == 0 {
+        return true;
+    }
+    if divisor.digits == 0 {
+        return false;
+    }
+    if value.exponent >= divisor.exponent {
+        // value / divisor = (a / b) * 10^k: an integer when b / gcd(a, b) divides 10^k, that is
+        // when it has no prime factors but at most k twos and k fives.
+        let k = value.exponent.abs_diff(divisor.exponent);
+        let mut rest = divisor.digits / gcd(value.digits, divisor.digits);
+        for prime in [2, 5] {
+            let mut count = 0;
+            while rest.is_multiple_of(prime) && count < k {
+                rest /= prime;
+                count += 1;
+            }
+        }
+        rest == 1
+    } else {
+        // value / divisor = a / (b * 10^k): a divisor beyond u128 exceeds any `a`.
+        let k = value.exponent.abs_diff(divisor.exponent);
+        10u128
+            .checked_pow(k)
+            .and_then(|scale| divisor.digits.checked_mul(scale))
+            .is_some_and(|scaled| value.digits.is_multiple_of(scaled))
+    }
+}
+
+const fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        let rest = a % b;
+        a = b;
+        b = rest;
+    }
+    a
+}
+
 /// True when `value` is an integer multiple of `divisor` (which is positive).
 pub(crate) fn is_multiple(value: Number, divisor: Number) -> bool {
     let integer = |n: Number| match n {
@@ -180,18 +323,7 @@ pub(crate) fn is_multiple(value: Number, divisor: Number) -> bool {
         return true;
     }
     if let (Some(v), Some(d)) = (exact_decimal(value), exact_decimal(divisor)) {
-        if d.digits == 0 {
-            return false;
-        }
-        // Scale both to the smaller exponent; fall back to floats if that overflows.
-        let shift = |x: &Decimal, to: i32| -> Option<u128> {
-            let by = u32::try_from(x.exponent - to).ok()?;
-            x.digits.checked_mul(10u128.checked_pow(by)?)
-        };
-        let base = v.exponent.min(d.exponent);
-        if let (Some(sv), Some(sd)) = (shift(&v, base), shift(&d, base)) {
-            return sv % sd == 0;
-        }
+        return decimal_multiple(&v, &d);
     }
     let quotient = v / d;
     quotient.is_finite() && quotient.fract() == 0.0
@@ -210,6 +342,8 @@ mod tests {
         assert!(!is_multiple(Number::F64(1e308), Number::F64(0.123_456_789)));
         assert!(is_multiple(Number::I64(12_391_239_123), Number::F64(1e-8)));
         assert!(is_multiple(Number::I64(10), Number::I64(5)));
+        assert!(is_multiple(Number::F64(1e308), Number::F64(0.5)));
+        assert!(!is_multiple(Number::F64(1e-300), Number::F64(3e-300)));
         // An integer is exact, not its nearest float's shortest digits.
         assert!(!is_multiple(
             Number::I64(-1_729_382_256_910_270_464),

@@ -1,13 +1,13 @@
 //! `minLength`, `maxLength` (in code points), `pattern` and asserted `format`.
-use super::describe::describe;
-use super::node::StringKeywords;
-use super::validate::{Ctx, fail};
 use crate::error::{ErrorCode, describe_str};
 use crate::json::Instance;
+use crate::jsonschema::context::{Context, fail};
+use crate::jsonschema::describe::describe;
+use crate::jsonschema::node::StringKeywords;
 
 /// Validates a string value against the string keywords.
 pub(crate) fn validate<I: Instance>(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Context<'_>,
     keywords: &StringKeywords,
     instance: &I,
 ) -> bool {
@@ -52,16 +52,24 @@ pub(crate) fn validate<I: Instance>(
             );
         }
     }
-    if let Some(pattern) = &keywords.pattern
-        && !pattern.is_match(&text)
-    {
-        fail!(
-            ctx,
-            valid,
-            ErrorCode::PatternMismatch,
-            format!("matching {}", pattern.source),
-            describe(instance)
-        );
+    if let Some(pattern) = &keywords.pattern {
+        match pattern.is_match(&text) {
+            Ok(true) => {}
+            Ok(false) => fail!(
+                ctx,
+                valid,
+                ErrorCode::PatternMismatch,
+                format!("matching {}", pattern.source()),
+                describe(instance)
+            ),
+            Err(too_complex) => fail!(
+                ctx,
+                valid,
+                ErrorCode::PatternTooComplex,
+                format!("matching {} ({too_complex})", pattern.source()),
+                describe(instance)
+            ),
+        }
     }
     if let Some(format) = keywords.format
         && !format.check(&text)

@@ -4,10 +4,11 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::node::ObjectKeywords;
-use super::validate::{Ctx, Step, check, fail, fail_at, validate_node};
 use crate::error::{ErrorCode, describe_str};
 use crate::json::{Instance, Kind, Number};
+use crate::jsonschema::context::{Context, Step, check, fail, fail_at};
+use crate::jsonschema::describe::property_text;
+use crate::jsonschema::node::ObjectKeywords;
 
 /// Names of allowed properties listed in an `unexpected_property` error before `...`.
 const MAX_NAMES: usize = 8;
@@ -18,11 +19,6 @@ fn properties_text(count: u64) -> String {
     } else {
         format!("{count} properties")
     }
-}
-
-/// `property "name"`, bounded like other renderings.
-pub(crate) fn property_text(name: &str) -> String {
-    describe_str(name).replacen("string", "property", 1)
 }
 
 /// What an object with `additionalProperties: false` allows.
@@ -49,7 +45,7 @@ fn allowed_names(keywords: &ObjectKeywords) -> String {
 /// A missing required property is reported at the object's path, with `expected` naming the
 /// property (`property "city"`); an unexpected property is reported at the property's own path.
 pub(crate) fn validate<I: Instance>(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Context<'_>,
     keywords: &ObjectKeywords,
     instance: &I,
 ) -> bool {
@@ -120,7 +116,7 @@ pub(crate) fn validate<I: Instance>(
             let key = key.as_ref();
             if let Some(names) = keywords.property_names {
                 let name = NameInstance(key);
-                if !ctx.quietly(|ctx| validate_node(ctx, names, &name)) {
+                if !ctx.quietly(|ctx| ctx.apply(names, &name)) {
                     fail_at!(
                         ctx,
                         valid,
@@ -141,9 +137,23 @@ pub(crate) fn validate<I: Instance>(
                 check!(ctx, valid, ctx.child(Step::Key(key), id, &value));
             }
             for (pattern, id) in &keywords.pattern_properties {
-                if pattern.is_match(key) {
-                    matched = true;
-                    check!(ctx, valid, ctx.child(Step::Key(key), *id, &value));
+                match pattern.is_match(key) {
+                    Ok(true) => {
+                        matched = true;
+                        check!(ctx, valid, ctx.child(Step::Key(key), *id, &value));
+                    }
+                    Ok(false) => {}
+                    Err(too_complex) => {
+                        matched = true;
+                        fail_at!(
+                            ctx,
+                            valid,
+                            Step::Key(key),
+                            ErrorCode::PatternTooComplex,
+                            format!("a name matched by {} ({too_complex})", pattern.source()),
+                            property_text(key)
+                        );
+                    }
                 }
             }
             if matched {
@@ -187,7 +197,7 @@ pub(crate) fn validate<I: Instance>(
     }
     for (name, id) in &keywords.dependent_schemas {
         if instance.object_get(name).is_some() {
-            check!(ctx, valid, validate_node(ctx, *id, instance));
+            check!(ctx, valid, ctx.apply(*id, instance));
         }
     }
     valid
@@ -197,7 +207,7 @@ pub(crate) fn validate<I: Instance>(
 /// ([`ObjectKeywords::is_plain`]): one pass over the object matches each key to its property,
 /// checks the value, and notes the required properties seen, with no separate lookups.
 pub(crate) fn validate_plain<I: Instance>(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Context<'_>,
     keywords: &ObjectKeywords,
     instance: &I,
 ) -> bool {

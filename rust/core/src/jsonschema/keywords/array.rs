@@ -1,11 +1,11 @@
 //! The array keywords: size bounds, `uniqueItems`, `prefixItems` / `items`, `contains`.
 use std::hash::{Hash, Hasher};
 
-use super::describe::describe;
-use super::node::{ArrayKeywords, Node};
-use super::validate::{Ctx, Step, check, fail, fail_at};
 use crate::error::ErrorCode;
 use crate::json::{Instance, Kind, numbers_eq};
+use crate::jsonschema::context::{Context, Step, check, fail, fail_at};
+use crate::jsonschema::describe::describe;
+use crate::jsonschema::node::{ArrayKeywords, Node};
 
 /// Up to this many items, duplicates are found by comparing every pair.
 const PAIRWISE_LIMIT: usize = 16;
@@ -20,7 +20,7 @@ fn items_text(count: u64) -> String {
 
 /// Validates an array against the array keywords (not `unevaluatedItems`).
 pub(crate) fn validate<I: Instance>(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Context<'_>,
     keywords: &ArrayKeywords,
     instance: &I,
 ) -> bool {

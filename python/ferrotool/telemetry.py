@@ -1,0 +1,100 @@
+"""OpenTelemetry spans for tool calls, after the GenAI semantic conventions (extra ``otel``).
+
+`Tracing` is a middleware: add it to a toolkit (``ToolkitConfig(middleware=[Tracing()])``) or
+to one view, and each call becomes a span named ``execute_tool {tool name}`` with the
+attributes ``gen_ai.operation.name`` (``execute_tool``), ``gen_ai.tool.name``,
+``gen_ai.tool.call.id`` and ``gen_ai.tool.type``; a call that does not succeed sets the span's
+status to error, with ``error.type`` (``denied``, ``interrupted``, ``error``) and the result's
+text as the description. Arguments (``gen_ai.tool.call.arguments``) and results
+(``gen_ai.tool.call.result``) are recorded only when asked for: they may hold personal data.
+
+Spans come from the tracer provider set globally (``opentelemetry.trace.set_tracer_provider``)
+or the one given. A toolkit without this middleware pays nothing for tracing; one with it keeps
+the Rust direct call inside (the span wraps the call, it does not replace it).
+"""
+
+from __future__ import annotations
+
+from typing import Final, final
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
+
+from ferrotool._execution.runner import Next
+from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
+from ferrotool._values.context import RuntimeContext
+
+_OPERATION: Final = "execute_tool"
+_ERROR_TYPES: Final = {
+    ToolResultState.ERROR: "error",
+    ToolResultState.DENIED: "denied",
+    ToolResultState.INTERRUPTED: "interrupted",
+}
+_MAX_RECORDED: Final = 8192
+
+
+@final
+class Tracing:
+    """A middleware that makes every call an OpenTelemetry span.
+
+    Args:
+        record_arguments: Record the call's raw arguments on the span.
+        record_results: Record the result's text on the span.
+        tracer_provider: The provider to take the tracer from; the global one by default.
+    """
+
+    __slots__ = ("_provider", "_tracer", "record_arguments", "record_results")
+
+    def __init__(
+        self,
+        *,
+        record_arguments: bool = False,
+        record_results: bool = False,
+        tracer_provider: TracerProvider | None = None,
+    ) -> None:
+        self.record_arguments = record_arguments
+        self.record_results = record_results
+        self._provider = tracer_provider
+        self._tracer: trace.Tracer | None = None
+
+    def _get_tracer(self) -> trace.Tracer:
+        # Taken on first use, so that a provider set after the toolkit was built is the one used.
+        tracer = self._tracer
+        if tracer is None:
+            tracer = trace.get_tracer("ferrotool", tracer_provider=self._provider)
+            self._tracer = tracer
+        return tracer
+
+    async def __call__(
+        self, call: ToolUseBlock, context: RuntimeContext, next: Next
+    ) -> ToolResultBlock:
+        """Run the call inside its span."""
+        with self._get_tracer().start_as_current_span(
+            f"{_OPERATION} {call.name}", kind=SpanKind.INTERNAL, record_exception=True
+        ) as span:
+            span.set_attribute("gen_ai.operation.name", _OPERATION)
+            span.set_attribute("gen_ai.tool.name", call.name)
+            span.set_attribute("gen_ai.tool.call.id", call.id)
+            span.set_attribute("gen_ai.tool.type", "function")
+            if self.record_arguments:
+                span.set_attribute("gen_ai.tool.call.arguments", _clip(str(call.arguments)))
+            result = await next(call, context)
+            self._finish(span, result)
+            return result
+
+    def _finish(self, span: Span, result: ToolResultBlock) -> None:
+        if self.record_results:
+            span.set_attribute("gen_ai.tool.call.result", _clip(result.content))
+        error_type = _ERROR_TYPES.get(result.state)
+        if error_type is not None:
+            span.set_attribute("error.type", error_type)
+            span.set_status(Status(StatusCode.ERROR, _clip(result.content)))
+        elif result.needs_approval or result.is_suspended:
+            span.set_attribute("ferrotool.tool.call.waiting", True)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MAX_RECORDED else text[:_MAX_RECORDED] + "..."
+
+
+__all__ = ["Tracing"]

@@ -1,0 +1,193 @@
+"""Middleware: an onion around every call, able to rewrite, read the scratch layer and
+short-circuit; the Rust direct call stays at the core; tracing is one middleware."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+
+from ferrotool import (
+    Middleware,
+    Next,
+    PermissionContext,
+    PermissionDecision,
+    RuntimeContext,
+    ToolBase,
+    ToolCallParam,
+    Toolkit,
+    ToolkitConfig,
+    ToolResultBlock,
+    ToolResultState,
+    ToolUseBlock,
+    tool,
+)
+from ferrotool._core import PendingCall
+from ferrotool.telemetry import Tracing
+
+
+@tool
+async def echo(text: str) -> str:
+    """Echo (a plain tool: the Rust direct call runs it)."""
+    return text
+
+
+@tool
+async def whoami(context: RuntimeContext) -> str:
+    """Reads a message a middleware left in the scratch layer."""
+    return str(context.scratch.get("tenant", "nobody"))
+
+
+class Forbidden(ToolBase[dict[str, object]]):
+    name = "forbidden"
+    input_schema = {"type": "object", "properties": {}}
+
+    async def check_permissions(
+        self, tool_input: dict[str, object], context: PermissionContext
+    ) -> PermissionDecision:
+        return PermissionDecision.deny("no")
+
+    async def call(self, param: ToolCallParam[dict[str, object]]) -> None:
+        raise AssertionError("never runs")
+
+
+def recorder(name: str, seen: list[str]) -> Middleware:
+    async def middleware(
+        call: ToolUseBlock, context: RuntimeContext, next: Next
+    ) -> ToolResultBlock:
+        seen.append(f"{name} in")
+        result = await next(call, context)
+        seen.append(f"{name} out")
+        return result
+
+    return middleware
+
+
+async def test_middleware_is_an_onion_the_first_outermost() -> None:
+    seen: list[str] = []
+    kit = Toolkit(ToolkitConfig(middleware=[recorder("a", seen), recorder("b", seen)]))
+    kit.register(echo)
+    view = kit.snapshot().view(middleware=[recorder("view", seen)])
+    result = await view.call_tool(ToolUseBlock("c1", "echo", '{"text": "hi"}'))
+    assert result.content == "hi"
+    assert seen == ["a in", "b in", "view in", "view out", "b out", "a out"]
+
+
+async def test_middleware_rewrites_calls_and_results_and_passes_scratch_to_tools() -> None:
+    async def tenant(call: ToolUseBlock, context: RuntimeContext, next: Next) -> ToolResultBlock:
+        if call.name == "echo":
+            call = call._replace(arguments='{"text": "rewritten"}')
+        result = await next(call, context.with_scratch("tenant", "acme"))
+        return result._replace(metadata={"seen_by": "tenant"})
+
+    kit = Toolkit(ToolkitConfig(middleware=[tenant]))
+    kit.register(echo)
+    kit.register(whoami)
+    first = await kit.call_tool(ToolUseBlock("c1", "echo", '{"text": "original"}'))
+    second = await kit.call_tool(ToolUseBlock("c2", "whoami", "{}"))
+    assert (first.content, first.metadata) == ("rewritten", {"seen_by": "tenant"})
+    assert second.content == "acme"
+
+
+async def test_middleware_can_short_circuit() -> None:
+    ran: list[str] = []
+
+    async def cache(call: ToolUseBlock, context: RuntimeContext, next: Next) -> ToolResultBlock:
+        if call.arguments == '{"text": "cached"}':
+            return ToolResultBlock.success("from the cache", id=call.id, name=call.name)
+        ran.append(call.id)
+        return await next(call, context)
+
+    kit = Toolkit(ToolkitConfig(middleware=[cache]))
+    kit.register(echo)
+    hit = await kit.call_tool(ToolUseBlock("c1", "echo", '{"text": "cached"}'))
+    miss = await kit.call_tool(ToolUseBlock("c2", "echo", '{"text": "fresh"}'))
+    assert (hit.content, miss.content, ran) == ("from the cache", "fresh", ["c2"])
+
+
+async def test_the_core_inside_middleware_is_the_rust_direct_call() -> None:
+    cores: list[type] = []
+
+    async def inspect(call: ToolUseBlock, context: RuntimeContext, next: Next) -> ToolResultBlock:
+        running: Awaitable[ToolResultBlock] = next(call, context)
+        cores.append(type(running))
+        return await running
+
+    kit = Toolkit(ToolkitConfig(middleware=[inspect]))
+    kit.register(echo)
+    kit.register(whoami)
+    await kit.call_tool(ToolUseBlock("c1", "echo", '{"text": "hi"}'))
+    await kit.call_tool(ToolUseBlock("c2", "whoami", "{}"))
+    assert cores[0] is PendingCall  # the plain tool: validated, run and converted in Rust
+    assert cores[1] is not PendingCall  # a tool with an injected context: the pipeline
+
+
+async def test_middleware_wraps_every_call_of_a_batch() -> None:
+    seen: list[str] = []
+
+    async def named(call: ToolUseBlock, context: RuntimeContext, next: Next) -> ToolResultBlock:
+        seen.append(call.id)
+        return await next(call, context)
+
+    kit = Toolkit(ToolkitConfig(middleware=[named]))
+    kit.register(echo)
+    calls = [ToolUseBlock(f"c{i}", "echo", f'{{"text": "{i}"}}') for i in range(4)]
+    batch = await kit.call_tools(calls)
+    assert sorted(seen) == ["c0", "c1", "c2", "c3"]
+    assert [r.content for r in batch.results] == ["0", "1", "2", "3"]
+
+
+def _traced(record: bool = False) -> tuple[Toolkit, InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing = Tracing(tracer_provider=provider, record_arguments=record, record_results=record)
+    kit = Toolkit(ToolkitConfig(middleware=[tracing]))
+    kit.register(echo)
+    kit.register(Forbidden())
+    return kit, exporter
+
+
+async def test_each_call_is_a_span_after_the_genai_conventions() -> None:
+    kit, exporter = _traced()
+    await kit.call_tool(ToolUseBlock("c1", "echo", '{"text": "secret"}'))
+    (span,) = exporter.get_finished_spans()
+    assert span.name == "execute_tool echo"
+    assert dict(span.attributes or {}) == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "echo",
+        "gen_ai.tool.call.id": "c1",
+        "gen_ai.tool.type": "function",
+    }
+    assert span.status.status_code is StatusCode.UNSET
+
+
+@pytest.mark.parametrize(
+    ("call", "error_type"),
+    [
+        (ToolUseBlock("c1", "forbidden", "{}"), "denied"),
+        (ToolUseBlock("c2", "echo", '{"text": 1}'), "error"),
+        (ToolUseBlock("c3", "nope", "{}"), "error"),
+    ],
+)
+async def test_failures_denials_and_unknown_tools_are_error_spans(
+    call: ToolUseBlock, error_type: str
+) -> None:
+    kit, exporter = _traced()
+    result = await kit.call_tool(call)
+    assert result.state in (ToolResultState.ERROR, ToolResultState.DENIED)
+    (span,) = exporter.get_finished_spans()
+    assert span.status.status_code is StatusCode.ERROR
+    assert (span.attributes or {})["error.type"] == error_type
+
+
+async def test_arguments_and_results_are_recorded_only_when_asked() -> None:
+    kit, exporter = _traced(record=True)
+    await kit.call_tool(ToolUseBlock("c1", "echo", '{"text": "secret"}'))
+    (span,) = exporter.get_finished_spans()
+    assert (span.attributes or {})["gen_ai.tool.call.arguments"] == '{"text": "secret"}'
+    assert (span.attributes or {})["gen_ai.tool.call.result"] == "secret"
