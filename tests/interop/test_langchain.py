@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import ToolException
@@ -19,6 +20,8 @@ from ferrotool import (
     tool,
 )
 from ferrotool.interop import langchain as bridge
+
+pytestmark = pytest.mark.asyncio_only("LangChain runs sync tools in asyncio's executor")
 
 PNG = "iVBORw0KGgo="
 

@@ -25,6 +25,8 @@ from ferrotool.interop import openai_agents as bridge
 from providers.payloads import completion
 from providers.wire import ModelServer, Reply
 
+pytestmark = pytest.mark.asyncio_only("the OpenAI Agents SDK runs on asyncio (its tools too)")
+
 NO_TRACING = RunConfig(tracing_disabled=True)
 
 

@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 import orjson
+import pytest
 from pydantic_ai import (
     Agent,
     DeferredToolRequests,
@@ -38,6 +39,8 @@ from ferrotool import (
     tool,
 )
 from ferrotool.interop import pydantic_ai as bridge
+
+pytestmark = pytest.mark.asyncio_only("pydantic-ai's agent graph runs on asyncio")
 
 CONTEXT = RuntimeContext(user_id="ann", session_id="s1")
 

@@ -14,6 +14,8 @@ from ferrotool.providers import gemini
 from providers.common import ERRORS, PNG, TEXTS, results_of_every_state, toolkit
 from providers.wire import ModelServer, Reply
 
+pytestmark = pytest.mark.asyncio_only("google-genai's async client needs asyncio's event loop")
+
 
 def response(*parts: dict[str, Any]) -> dict[str, Any]:
     return {

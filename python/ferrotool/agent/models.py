@@ -109,16 +109,17 @@ class OpenAIChatModel:
             extra_body=self.settings or None,
         )
         calls_stream, texts = ToolCallStream(openai_chat.deltas), []
-        async for chunk in stream:
-            delta = chunk.choices[0].delta if chunk.choices else None
-            if delta is not None and delta.content:
-                texts.append(delta.content)
-                if on_delta is not None:
-                    on_delta(TextDelta(delta.content))
-            if on_delta is None:
-                calls_stream.feed(chunk)
-            else:
-                _report(calls_stream, chunk, on_delta)
+        async with stream:  # closed whatever happens, read to its end or not
+            async for chunk in stream:
+                delta = chunk.choices[0].delta if chunk.choices else None
+                if delta is not None and delta.content:
+                    texts.append(delta.content)
+                    if on_delta is not None:
+                        on_delta(TextDelta(delta.content))
+                if on_delta is None:
+                    calls_stream.feed(chunk)
+                else:
+                    _report(calls_stream, chunk, on_delta)
         return ModelReply("".join(texts), calls_stream.blocks())
 
 
@@ -209,15 +210,16 @@ class AnthropicModel:
             extra_body=self.settings or None,
         )
         calls_stream, texts = ToolCallStream(anthropic.deltas), []
-        async for event in stream:
-            if event.type == "content_block_delta" and event.delta.type == "text_delta":
-                texts.append(event.delta.text)
-                if on_delta is not None:
-                    on_delta(TextDelta(event.delta.text))
-            if on_delta is None:
-                calls_stream.feed(event)
-            else:
-                _report(calls_stream, event, on_delta)
+        async with stream:
+            async for event in stream:
+                if event.type == "content_block_delta" and event.delta.type == "text_delta":
+                    texts.append(event.delta.text)
+                    if on_delta is not None:
+                        on_delta(TextDelta(event.delta.text))
+                if on_delta is None:
+                    calls_stream.feed(event)
+                else:
+                    _report(calls_stream, event, on_delta)
         return ModelReply("".join(texts), calls_stream.blocks())
 
 
