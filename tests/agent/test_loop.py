@@ -289,3 +289,16 @@ async def test_closing_the_run_interrupts_the_running_calls() -> None:
     assert cancelled == [True]
     assert isinstance(seen[0], ModelResponded)
     assert run.outcome is None
+
+
+async def test_reload_reads_the_session_again_and_a_view_without_one_stays() -> None:
+    store = InMemorySessionStore()
+    view = await open_view(store)
+    plain = registry().view()
+    assert await plain.reload() is plain
+    switched = await view.call_tool(ToolUseBlock("c1", "reset_tools", '{"database": true}'))
+    assert switched.state is ToolResultState.SUCCESS
+    assert "db_query" not in view  # a view is a value: the call changed the session, not it
+    again = await view.reload()
+    assert "db_query" in again
+    assert again.config is view.config
