@@ -87,6 +87,7 @@ from ferrotool.errors import (
     ResumeError,
     SchemaError,
     SessionConflict,
+    SkillError,
     SuspendTool,
     ValidationError,
 )
@@ -170,6 +171,7 @@ __all__ = [
     "SessionConflict",
     "SessionKey",
     "SessionStore",
+    "SkillError",
     "StrictSchemaWarning",
     "SuspendTool",
     "Suspension",

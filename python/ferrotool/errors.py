@@ -76,6 +76,13 @@ class ResumeError(FerrotoolError, ValueError):
     """
 
 
+class SkillError(FerrotoolError, ValueError):
+    """A skill cannot be built: its ``SKILL.md`` lacks a name, a description or a body.
+
+    The message is AgentScope's, so a skill author sees the same words in both libraries.
+    """
+
+
 class SuspendTool(FerrotoolError):
     """Raised by a tool to hand its call to someone else: the call ends suspended.
 
@@ -129,6 +136,7 @@ __all__ = [
     "ResumeError",
     "SchemaError",
     "SessionConflict",
+    "SkillError",
     "SuspendTool",
     "ValidationError",
 ]

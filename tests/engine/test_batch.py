@@ -87,10 +87,10 @@ def _toolkit(clock: Clock, max_concurrent_calls: int = 256) -> Toolkit:
     return kit
 
 
-def _calls(pattern: str) -> list[ToolUseBlock]:
+def _calls(pattern: str, prefix: str = "c") -> list[ToolUseBlock]:
     """``"SSUSUUS"`` -> calls c0..c6 of the safe and unsafe tools."""
     names = {"S": "safe", "U": "unsafe"}
-    return [ToolUseBlock(f"c{i}", names[kind], "{}") for i, kind in enumerate(pattern)]
+    return [ToolUseBlock(f"{prefix}{i}", names[kind], "{}") for i, kind in enumerate(pattern)]
 
 
 def test_slots_follow_the_chapters_example() -> None:
@@ -144,8 +144,8 @@ async def test_the_toolkits_limit_bounds_every_batch_together() -> None:
 
     kit = _toolkit(Counting(), max_concurrent_calls=4)
     async with anyio.create_task_group() as group:
-        for _ in range(3):
-            group.start_soon(kit.call_tools, _calls("S" * 5))
+        for batch in range(3):
+            group.start_soon(kit.call_tools, _calls("S" * 5, f"b{batch}-"))
     assert peak == 4
 
 

@@ -37,6 +37,8 @@ from ferrotool import (
 )
 from ferrotool.redis import RedisSessionStore
 
+pytestmark = pytest.mark.asyncio_only("the Redis store is built on redis.asyncio")
+
 
 async def test_two_thousand_concurrent_updates_in_one_process(
     redis_url: str, redis_prefix: str

@@ -286,9 +286,9 @@ def retry_without_nulls(tool: CompiledTool, call: ToolUseBlock, error: Validatio
         The arguments, or the error result: the first errors when no such ``null`` was there,
         else the errors of the arguments without them.
     """
-    raw = call.arguments
-    text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
-    if "null" not in text or not nulls.readable(detail.code for detail in error.errors):
+    raw: str | bytes = call.arguments  # bytes too: what a caller passed is validated as it is
+    holds_null = (b"null" in raw) if isinstance(raw, bytes) else ("null" in raw)
+    if not holds_null or not nulls.readable(detail.code for detail in error.errors):
         return outcomes.invalid(call, error)
     try:
         document = nulls.loads(call.arguments)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TypeAlias, final
 
 import anyio
+import sniffio
 
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
@@ -72,20 +73,43 @@ class ToolkitConfig:
 class Runner:
     """What a toolkit's calls run with, shared by the toolkit, its registries and their views.
 
+    The limits are kept per async library (asyncio, trio): a limiter belongs to the event loop
+    of the library that first used it, and one toolkit may serve both in one process.
+
     Attributes:
         config: The toolkit's configuration.
-        limiter: Bounds the worker threads of sync tools.
-        calls: Bounds the calls of all batches running at once.
         progress: Sinks that receive every call's progress chunks.
     """
 
-    __slots__ = ("calls", "config", "limiter", "progress")
+    __slots__ = ("_limits", "config", "progress")
 
     def __init__(self, config: ToolkitConfig, progress: tuple[ProgressSink, ...] = ()) -> None:
         self.config = config
-        self.limiter = anyio.CapacityLimiter(config.max_threads)
-        self.calls = anyio.CapacityLimiter(config.max_concurrent_calls)
         self.progress = progress
+        self._limits: dict[str, tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]] = {}
+
+    def _limiters(self) -> tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]:
+        library = sniffio.current_async_library()
+        limits = self._limits.get(library)
+        if limits is None:
+            limits = self._limits.setdefault(
+                library,
+                (
+                    anyio.CapacityLimiter(self.config.max_threads),
+                    anyio.CapacityLimiter(self.config.max_concurrent_calls),
+                ),
+            )
+        return limits
+
+    @property
+    def limiter(self) -> anyio.CapacityLimiter:
+        """Bounds the worker threads of sync tools."""
+        return self._limiters()[0]
+
+    @property
+    def calls(self) -> anyio.CapacityLimiter:
+        """Bounds the calls of all batches running at once."""
+        return self._limiters()[1]
 
     def sinks(self, on_progress: ProgressSink | None) -> tuple[ProgressSink, ...]:
         """The progress sinks of one call: the toolkit's, and the call's own."""

@@ -52,6 +52,16 @@ from ferrotool._values.spec import ToolSpec
 from ferrotool.builtins.reset_tools import RESET_TOOLS, ResetTools
 from ferrotool.errors import RegistrationError
 from ferrotool.providers import ProviderFormat
+from ferrotool.skills.registration import (
+    check_loader_name,
+    own_group,
+    place_loader,
+    refresh_loader,
+    skill_tool_group,
+    skills_of,
+)
+from ferrotool.skills.repository import SkillRepository, merge_skills
+from ferrotool.skills.skill import AgentSkill, SkillSet
 
 
 class _ToolSet(_core.ToolCaller, ToolLists):
@@ -316,6 +326,27 @@ class Registry(_ToolSet):
         self._runner = runner
         self._use(table)
 
+    def with_tools(self, *tools: AgentTool) -> Registry:
+        """A new registry: these tools added ungrouped (replacing tools of their names).
+
+        This registry is unchanged; the new one shares its groups, worker threads and sinks.
+        Costs a copy of the table (a skill view is built once per set of skills).
+        """
+        table = self._table.copy()
+        for item in tools:
+            entry = compile_tool(item, None, self._runner.config)
+            old = table.entries.get(entry.name)
+            seq = old.seq if old is not None else table.next_seq
+            if old is None:
+                table.next_seq += 1
+            table.place(dataclasses.replace(entry, seq=seq))
+        return Registry(table, self._runner)
+
+    @property
+    def skills(self) -> SkillSet:
+        """The skills registered with `Toolkit.add_skills` (the loader's)."""
+        return skills_of(self._table)
+
     def __repr__(self) -> str:
         return f"<Registry of {len(self._table.entries)} tools>"
 
@@ -359,9 +390,10 @@ class Toolkit(_ToolSet):
         *,
         store: SessionStore | None = None,
         key: SessionKey | None = None,
+        middleware: Sequence[Middleware] = (),
     ) -> ToolView:
         """The view of a snapshot (`Registry.view`): later changes of the toolkit never reach it."""
-        return self.snapshot().view(state, config, store=store, key=key)
+        return self.snapshot().view(state, config, store=store, key=key, middleware=middleware)
 
     def snapshot(self) -> Registry:
         """The current tools as an immutable `Registry`, in O(1).
@@ -398,6 +430,7 @@ class Toolkit(_ToolSet):
             table.groups[group.name] = group
             table.refresh_direct()
             self._refresh_meta(table)
+            refresh_loader(table, self._runner.config)
         return group
 
     def create_group(
@@ -469,6 +502,7 @@ class Toolkit(_ToolSet):
             table.members.pop(name, None)
             table.refresh_direct()
             self._refresh_meta(table)
+            refresh_loader(table, self._runner.config)
         return tuple(removed)
 
     def _check_groups(self, groups: Iterable[str]) -> None:
@@ -601,6 +635,66 @@ class Toolkit(_ToolSet):
         if old is None:
             table.next_seq += 1
         table.place(dataclasses.replace(entry, seq=seq))
+
+    # - skills -
+
+    def add_skills(self, *sources: AgentSkill | SkillRepository) -> SkillSet:
+        """Add skills (or every skill of repositories, read now), and the skill loader.
+
+        ``load_skill_through_path`` is registered without a group the first time, so it is
+        visible whenever skills exist; later sources of the same skill name win. For skills
+        that change per request or on disk, use `ferrotool.skills.SkillViews` instead.
+
+        Returns:
+            Every skill the toolkit holds now.
+
+        Raises:
+            RegistrationError: A tool that is not the loader has its name.
+        """
+        added = merge_skills([SkillSet((s,)) if isinstance(s, AgentSkill) else s for s in sources])
+        with self._lock:
+            check_loader_name(self._table)
+            skills = merge_skills([skills_of(self._table), added])
+            place_loader(self._writable(), skills, self._runner.config)
+        return skills
+
+    def create_skill_tool_group(
+        self,
+        name: str,
+        description: str = "",
+        *,
+        skill_name: str,
+        active: bool = False,
+        instructions: str | None = None,
+    ) -> ToolGroup:
+        """Create a group that loading the skill named ``skill_name`` activates.
+
+        Its description says so (once). Register tools into it with ``register(...,
+        group=name)``.
+
+        Raises:
+            RegistrationError: A group of that name exists.
+            ValueError: The name is invalid, or ``skill_name`` is blank.
+        """
+        group = skill_tool_group(
+            name, description, skill_name=skill_name, active=active, instructions=instructions
+        )
+        return self.add_group(group)
+
+    def register_skill_tools(self, skill: AgentSkill, *items: object) -> tuple[AgentTool, ...]:
+        """Add a skill and register tools that come with it, in ``<skillId>_skill_tools``.
+
+        The group is created inactive when missing: the tools stay hidden until a session
+        loads the skill.
+
+        Raises:
+            RegistrationError: As `register`; or the skill's id cannot name a group.
+        """
+        group = own_group(skill)
+        if group not in self._table.groups:
+            self.create_group(group, group)
+        self.add_skills(skill)
+        return tuple(tool for item in items for tool in self.register(item, group=group))
 
     def __repr__(self) -> str:
         return f"<Toolkit of {len(self._table.entries)} tools>"

@@ -65,6 +65,15 @@ def compile_external(tool: AgentTool) -> CompiledTool:
     return cached
 
 
+def _uses_session(tool: CompiledTool) -> bool:
+    """Whether a tool writes its session: the view hands it a `SessionHandle` in its context.
+
+    ``reset_tools`` does, and every tool whose ``uses_session`` attribute is ``True`` (the
+    skill loader, ``todo_write``).
+    """
+    return tool.name == RESET_TOOLS or getattr(tool.tool, "uses_session", False) is True
+
+
 async def _done(result: ToolResultBlock) -> ToolResultBlock:
     return result
 
@@ -261,7 +270,7 @@ class ToolView(ToolLists):
         running event loop.
         """
         tool = self.resolve(call.name)
-        if self._middleware or (tool is not None and tool.name == RESET_TOOLS):
+        if self._middleware or (tool is not None and _uses_session(tool)):
             return anyio.run(_call, self, call, context, agent, on_progress)
         if tool is None:
             return self._missing(call)
@@ -449,7 +458,7 @@ class ToolView(ToolLists):
         tool = self.resolve(call.name)
         if tool is None:
             return _done(self._missing(call))
-        if self._store is not None and self._key is not None and tool.name == RESET_TOOLS:
+        if self._store is not None and self._key is not None and _uses_session(tool):
             attempts = self._runner.config.session_attempts
             handle = SessionHandle(self._store, self._key, self.state, attempts)
             context = (context or EMPTY_CONTEXT).with_value(handle)

@@ -20,12 +20,14 @@ import orjson
 from ferrotool._permissions.state import EMPTY_PERMISSIONS, PermissionContextState
 from ferrotool._session.pending import PendingToolCall
 from ferrotool._values.context import RuntimeContext
+from ferrotool._values.json import JsonValue
 from ferrotool.errors import SessionConflict
 
 STATE_FORMAT: Final = 2
 """The version of `ToolContextState`'s JSON form."""
 
 _EMPTY_FLAGS: Final[Mapping[str, bool]] = MappingProxyType({})
+_EMPTY_DATA: Final[Mapping[str, JsonValue]] = MappingProxyType({})
 
 
 @final
@@ -58,6 +60,8 @@ class ToolContextState:
             the order they were suspended.
         permissions: The session's permission mode, working directories and rules (sticky
             decisions join its rules).
+        data: JSON values tools keep in the session, by key (the todo list of ``todo_write``
+            under ``"todos"``, say); read-only.
         revision: The store's revision this value was read at (0: never stored). Not part of
             the value's identity: two states with the same content are equal.
     """
@@ -66,12 +70,15 @@ class ToolContextState:
     skills: frozenset[str] = frozenset()
     pending_calls: tuple[PendingToolCall, ...] = ()
     permissions: PermissionContextState = EMPTY_PERMISSIONS
+    data: Mapping[str, JsonValue] = field(default_factory=lambda: _EMPTY_DATA)
     revision: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
         # Defensive, canonical copies: a state never shares a mutable mapping with its caller.
         if not isinstance(self.groups, MappingProxyType):
             object.__setattr__(self, "groups", MappingProxyType(dict(sorted(self.groups.items()))))
+        if not isinstance(self.data, MappingProxyType):
+            object.__setattr__(self, "data", MappingProxyType(dict(sorted(self.data.items()))))
 
     def is_active(self, group: str, default: bool) -> bool:
         """Whether ``group`` is active in this session (``default``: its initial activation)."""
@@ -86,6 +93,19 @@ class ToolContextState:
     def with_skills(self, skills: Iterable[str]) -> ToolContextState:
         """A copy with these skills loaded as well."""
         return replace(self, skills=self.skills | frozenset(skills))
+
+    def with_data(self, key: str, value: JsonValue | None) -> ToolContextState:
+        """A copy with a tool's value set under ``key`` (``None`` removes it).
+
+        The value must be JSON (it is stored with the state): build it fresh, never share a
+        mutable value with the caller.
+        """
+        data = dict(self.data)
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+        return replace(self, data=MappingProxyType(dict(sorted(data.items()))))
 
     def with_pending(self, calls: Iterable[PendingToolCall]) -> ToolContextState:
         """A copy with these calls waiting as well."""
@@ -120,6 +140,7 @@ class ToolContextState:
                 "skills": sorted(self.skills),
                 "pending_calls": [pending.to_dict() for pending in self.pending_calls],
                 "permissions": self.permissions.to_dict(),
+                "data": dict(self.data),
             }
         )
 
@@ -136,12 +157,14 @@ class ToolContextState:
             raise ValueError(f"not a format {STATE_FORMAT} (or 1) tool state")
         groups, skills = raw.get("groups", {}), raw.get("skills", [])
         pending = raw.get("pending_calls", [])
+        values = raw.get("data", {})
         if not (
             isinstance(groups, dict)
             and all(isinstance(v, bool) for v in groups.values())
             and isinstance(skills, list)
             and all(isinstance(s, str) for s in skills)
             and isinstance(pending, list)
+            and isinstance(values, dict)
         ):
             raise ValueError("malformed tool state")
         if form == 1:  # waiting calls were external ones of no suspension; sticky decisions
@@ -156,6 +179,7 @@ class ToolContextState:
             skills=frozenset(skills),
             pending_calls=tuple(PendingToolCall.from_dict(item) for item in pending),
             permissions=permissions,
+            data=MappingProxyType(dict(sorted(values.items()))),
             revision=revision,
         )
 

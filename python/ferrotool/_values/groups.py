@@ -32,6 +32,8 @@ class ToolGroup:
         instructions: How to use the tools, sent to the model when the group is switched on.
         scope: Who switches the group (`ToolGroupScope`).
         active: Whether the group is active in a session that has not switched it yet.
+        skill_name: The skill whose loading activates the group (see
+            `Toolkit.create_skill_tool_group`), if any.
     """
 
     name: str
@@ -39,6 +41,7 @@ class ToolGroup:
     instructions: str | None = None
     scope: ToolGroupScope = ToolGroupScope.SESSION
     active: bool = False
+    skill_name: str | None = None
 
     def __post_init__(self) -> None:
         if self.name == BASIC:

@@ -31,7 +31,8 @@ use pyo3::types::{PyBytes, PyDict, PyString, PyTuple, PyType};
 use crate::errors::{error_records, invalid_arguments_text, may_hold_nulls, validation_error};
 use crate::ffi::pending::{self, PendingType, Plan, Started};
 use crate::ffi::record::{RecordType, is_exact_int, is_exact_str};
-use crate::typed::{Invalid, TypedValidator, input_bytes};
+use crate::typed::outcome::Invalid;
+use crate::typed::{TypedValidator, input_bytes};
 
 /// The compiled call of one plain function tool; calling it with a `ToolUseBlock` gives the
 /// `PendingCall` that runs it.

@@ -1,5 +1,6 @@
 //! `ferrotool._core`: the only place where `PyO3` appears.
 mod call;
+mod convert;
 mod derive;
 mod dialect;
 mod errors;
@@ -9,9 +10,6 @@ mod schema_validator;
 mod typed;
 
 use pyo3::prelude::*;
-
-// `schema_validator.rs` reads Python values through `crate::borrowed`.
-use ffi::borrowed;
 
 // `gil_used = true`: the module relies on the GIL. The borrowed walk (`ffi/borrowed.rs`) is
 // sound because no other thread runs Python code while it reads containers through borrowed

@@ -8,8 +8,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::Value;
 
-use crate::borrowed;
 use crate::errors::{error_details, validation_error};
+use crate::ffi::borrowed;
 use crate::instance::{PyInstance, python_to_value};
 use crate::typed::{check_max_depth, input_bytes, json_error, read_input, too_large};
 
@@ -240,7 +240,7 @@ fn apply_python_coercions(value: &Bound<'_, PyAny>, coercions: Vec<Coercion>) ->
                 PathItem::Index(index) => target.get_item(*index)?,
             };
         }
-        let replacement = crate::typed::value_to_python(py, &coercion.value)?;
+        let replacement = crate::convert::value_to_python(py, &coercion.value)?;
         match last {
             PathItem::Key(key) => target.set_item(&**key, replacement)?,
             PathItem::Index(index) => target.set_item(*index, replacement)?,
@@ -377,7 +377,7 @@ impl PySchemaValidator {
         };
         let coercions = outcome.map_err(|errors| validation_error(py, errors))?;
         apply_coercions(&mut value, coercions);
-        crate::typed::value_to_python(py, &value)
+        crate::convert::value_to_python(py, &value)
     }
 
     /// True when raw JSON parses and is valid.

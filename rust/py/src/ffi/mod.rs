@@ -33,10 +33,9 @@
 //! - **No unwinding into C.** Every slot runs its body under `catch_unwind`; a panic becomes a
 //!   Python `RuntimeError`.
 //!
-//! Preconditions a safe caller could break are checked where the safe value is made, not
-//! assumed where it is used: a [`record::RecordType`] is a tuple subclass of a known width
-//! because its constructor checked it, and a `PendingCall` holds a plan of the one type its
-//! slots were instantiated for because only [`pending::pending_call`] fills it.
+//! Preconditions a safe caller could break are checked, not assumed: a [`record::RecordType`]
+//! is a tuple subclass of a known width because its constructor checked it, and a
+//! `PendingCall`'s slots check the type of the plan they read back.
 #![expect(
     unsafe_code,
     reason = "the C API calls that PyO3's safe API does not offer, each with its safety argument"

@@ -9,8 +9,7 @@
 //!
 //! What a call does is the plan's ([`Plan`]: `DirectCall` in [`crate::call`]); this module only
 //! holds the object, its protocol (start, drive, throw, close, no re-entry) and its slots.
-//! Each plan type gets a `PendingCall` type of its own, so a `PendingCall` only ever holds a
-//! plan of the type its slots were written for.
+//! Each plan type gets a `PendingCall` type of its own, whose slots are instantiated for it.
 
 use std::ffi::{c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -158,14 +157,14 @@ impl Pending {
         unsafe { Bound::from_borrowed_ptr_or_opt(py, field) }
     }
 
-    /// The plan, of type `P`: the caller is a slot of `P`'s `PendingCall` type.
+    /// The plan, of type `P`: the caller is a slot of `P`'s `PendingCall` type, so it is one
+    /// (checked all the same: a `Plan` implementation that shared its `PendingType` with another
+    /// plan type would otherwise hand a slot the wrong type).
     fn plan<P: Plan>(self, py: Python<'_>) -> PyResult<Bound<'_, P>> {
         // SAFETY: as in `phase`.
-        let plan = Self::field(py, unsafe { (*self.0).plan });
-        // SAFETY: `plan` is only ever set by `pending_call::<P>`, to a `P`, on an object of
-        // `P`'s own `PendingCall` type, whose slots are the ones instantiated for `P`.
-        plan.map(|plan| unsafe { plan.cast_into_unchecked::<P>() })
-            .ok_or_else(|| PyRuntimeError::new_err("the tool call was cleared"))
+        let plan = Self::field(py, unsafe { (*self.0).plan })
+            .ok_or_else(|| PyRuntimeError::new_err("the tool call was cleared"))?;
+        Ok(plan.cast_into::<P>()?)
     }
 
     fn call(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {

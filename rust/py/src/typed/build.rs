@@ -13,8 +13,9 @@ use serde_json::Value;
 use super::compile::{Build, Compiled, FieldDefault, InitField, Node, RecordNode, mask};
 use crate::ffi::object::{new_instance, set_attribute};
 
-use super::convert::big_int;
-use super::source::{Fatal, Head, Scalar, Shape, Source};
+use super::outcome::Fatal;
+use super::source::{Head, Scalar, Shape, Source};
+use crate::convert::big_int;
 use ferrotool_core::duration::parse_duration;
 
 /// The state of one validation run.
@@ -203,6 +204,18 @@ fn choice_matches(head: &Head<'_>, value: &Value) -> bool {
 
 fn is_container(head: &Head<'_>) -> bool {
     matches!(head, Head::Array | Head::Object)
+}
+
+/// The tail of every node's arm for a value of the wrong kind: the `$code` error (`$expected`
+/// this, found what `$head` shows), after passing over the rest of a container. A macro, not a
+/// function: the head borrows the source, so what it shows is taken before the source reads
+/// on, and each arm compiles to the code it held written out (a helper function measured 0.15%
+/// to 0.4% more instructions per call on the valid path of S4, from inlining and layout).
+macro_rules! wrong_kind {
+    ($source:ident, $context:ident, $head:expr, $code:expr, $expected:expr) => {{
+        let (found, container) = (describe(&$head), is_container(&$head));
+        Self::mismatch($source, $context, $code, $expected, found, container)
+    }};
 }
 
 /// A compiled typed validator.
@@ -445,30 +458,14 @@ impl Engine {
                 if matches!(head, Head::Null) {
                     return Ok(Some(py.None().into_bound(py)));
                 }
-                let (found, container) = (describe(&head), is_container(&head));
-                Self::mismatch(
-                    source,
-                    context,
-                    ErrorCode::WrongType,
-                    "null",
-                    found,
-                    container,
-                )
+                wrong_kind!(source, context, head, ErrorCode::WrongType, "null")
             }
             Node::Bool => {
                 let head = source.head()?;
                 if let Some(built) = Self::bool_head(py, &head, context) {
                     return built;
                 }
-                let (found, container) = (describe(&head), is_container(&head));
-                Self::mismatch(
-                    source,
-                    context,
-                    ErrorCode::WrongType,
-                    "boolean",
-                    found,
-                    container,
-                )
+                wrong_kind!(source, context, head, ErrorCode::WrongType, "boolean")
             }
             Node::Int(check) => {
                 let original = source.original();
@@ -476,15 +473,7 @@ impl Engine {
                 if let Some(built) = Self::int_head(py, check, &head, original, context) {
                     return built;
                 }
-                let (found, container) = (describe(&head), is_container(&head));
-                Self::mismatch(
-                    source,
-                    context,
-                    ErrorCode::WrongType,
-                    "integer",
-                    found,
-                    container,
-                )
+                wrong_kind!(source, context, head, ErrorCode::WrongType, "integer")
             }
             Node::Float(check) => {
                 let original = source.original();
@@ -492,44 +481,20 @@ impl Engine {
                 if let Some(built) = Self::float_head(py, check, &head, original, context) {
                     return built;
                 }
-                let (found, container) = (describe(&head), is_container(&head));
-                Self::mismatch(
-                    source,
-                    context,
-                    ErrorCode::WrongType,
-                    "number",
-                    found,
-                    container,
-                )
+                wrong_kind!(source, context, head, ErrorCode::WrongType, "number")
             }
             Node::Str(check) => {
                 let original = source.original();
                 let head = source.head()?;
                 let Head::Str(text) = &head else {
-                    let (found, container) = (describe(&head), is_container(&head));
-                    return Self::mismatch(
-                        source,
-                        context,
-                        ErrorCode::WrongType,
-                        "string",
-                        found,
-                        container,
-                    );
+                    return wrong_kind!(source, context, head, ErrorCode::WrongType, "string");
                 };
                 Self::str_text(py, check, text, original, context)
             }
             Node::StrValue { value, convert } => {
                 let head = source.head()?;
                 let Head::Str(text) = &head else {
-                    let (found, container) = (describe(&head), is_container(&head));
-                    return Self::mismatch(
-                        source,
-                        context,
-                        ErrorCode::WrongType,
-                        "string",
-                        found,
-                        container,
-                    );
+                    return wrong_kind!(source, context, head, ErrorCode::WrongType, "string");
                 };
                 match string_value(py, *value, convert.bind(py), text) {
                     Ok(Some(built)) => Ok(Some(built)),
@@ -549,15 +514,7 @@ impl Engine {
                 {
                     return Ok(Some(object.bind(py).clone()));
                 }
-                let (found, container) = (describe(&head), is_container(&head));
-                Self::mismatch(
-                    source,
-                    context,
-                    ErrorCode::NotInEnum,
-                    expected,
-                    found,
-                    container,
-                )
+                wrong_kind!(source, context, head, ErrorCode::NotInEnum, expected)
             }
             Node::List {
                 items,
@@ -643,15 +600,7 @@ impl Engine {
             Node::Dict { values, min, max } => {
                 let head = source.head()?;
                 if !matches!(head, Head::Object) {
-                    let (found, is_array) = (describe(&head), is_container(&head));
-                    return Self::mismatch(
-                        source,
-                        context,
-                        ErrorCode::WrongType,
-                        "object",
-                        found,
-                        is_array,
-                    );
+                    return wrong_kind!(source, context, head, ErrorCode::WrongType, "object");
                 }
                 context.enter()?;
                 let mark = context.errors.len();
@@ -724,15 +673,7 @@ impl Engine {
     ) -> Items {
         let head = source.head()?;
         if !matches!(head, Head::Array) {
-            let (found, is_object) = (describe(&head), is_container(&head));
-            Self::mismatch(
-                source,
-                context,
-                ErrorCode::WrongType,
-                "array",
-                found,
-                is_object,
-            )?;
+            wrong_kind!(source, context, head, ErrorCode::WrongType, "array")?;
             return Ok(None);
         }
         context.enter()?;
@@ -811,15 +752,7 @@ impl Engine {
             (Some((_, only)), None) => return self.value(only, source, context),
             (None, _) => {
                 let head = source.head()?;
-                let (found, container) = (describe(&head), is_container(&head));
-                return Self::mismatch(
-                    source,
-                    context,
-                    ErrorCode::NoMatch,
-                    expected,
-                    found,
-                    container,
-                );
+                return wrong_kind!(source, context, head, ErrorCode::NoMatch, expected);
             }
             _ => {}
         }
@@ -875,15 +808,7 @@ impl Engine {
     #[inline(never)]
     fn not_object<'py, S: Source<'py>>(source: &mut S, context: &mut Context<'py>) -> Built<'py> {
         let head = source.head()?;
-        let (found, is_array) = (describe(&head), is_container(&head));
-        Self::mismatch(
-            source,
-            context,
-            ErrorCode::WrongType,
-            "object",
-            found,
-            is_array,
-        )
+        wrong_kind!(source, context, head, ErrorCode::WrongType, "object")
     }
 
     /// Reads and builds a record; a dataclass's field values go to `context.values[base..]`.

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 use serde_json::Value;
 
-use super::convert::value_to_python;
+use crate::convert::value_to_python;
 
 /// JSON kinds a node may accept, as bits, to route union members without trying each one.
 pub(crate) mod mask {
@@ -96,6 +96,14 @@ pub(crate) enum FieldDefault {
 }
 
 /// `dataclasses.MISSING`, `_FIELD` and `_FIELD_CLASSVAR`, looked up once per interpreter.
+///
+/// Brittle: this uses private dataclass internals of `CPython`, which any Python release may
+/// change without notice. `_FIELD` and `_FIELD_CLASSVAR` are compared with each field's
+/// private `_field_type`, and [`dataclass_build`] also reads `__dataclass_params__` and the
+/// generated `__init__`'s `co_filename` (`"<string>"`). If a name goes away, building a
+/// validator for a dataclass raises `AttributeError`; if a value changes meaning, the checks
+/// in `dataclass_build` may decline (records are then built by calling the class) or, worse,
+/// accept a class they should not. The dataclass tests are the guard on each new Python.
 static DATACLASS_MARKERS: pyo3::sync::PyOnceLock<[Py<PyAny>; 3]> = pyo3::sync::PyOnceLock::new();
 
 fn dataclass_markers(py: Python<'_>) -> PyResult<[Bound<'_, PyAny>; 3]> {

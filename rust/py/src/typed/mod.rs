@@ -2,8 +2,7 @@
 //! for out, validated and built in one pass.
 mod build;
 mod compile;
-mod convert;
-mod scan;
+pub(crate) mod outcome;
 mod source;
 
 use ferrotool_core::error::{ErrorCode, Limits, LineError};
@@ -13,12 +12,9 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 
-use crate::errors::validation_error;
 use build::{Arguments, Context, Engine};
-use scan::Scan;
-use source::{Fatal, Stream, Tree};
-
-pub(crate) use convert::value_to_python;
+use outcome::{Fatal, Invalid};
+use source::{Scan, Stream, Tree};
 
 /// Validates input against a derived type and builds typed Python values.
 #[pyclass(module = "ferrotool._core", frozen)]
@@ -221,7 +217,7 @@ impl TypedValidator {
             context
         };
         // Well-formed input is read once, by the fast reader; what it declines is read again
-        // by the stream, whose outcome stands (see `scan`).
+        // by the stream, whose outcome stands (see `Scan`).
         let mut scan = Scan::new(py, text);
         let mut context = fresh();
         let built = self.engine.run(&mut scan, &mut context).and_then(|value| {
@@ -259,24 +255,6 @@ impl TypedValidator {
             )]));
         }
         Self::finish(built, context)
-    }
-}
-
-/// Why input was not turned into a value.
-pub(crate) enum Invalid {
-    /// It did not validate: every error found.
-    Lines(Vec<LineError>),
-    /// Python raised while building a value (or the input was not `str`/`bytes`).
-    Python(PyErr),
-}
-
-impl Invalid {
-    /// The Python exception: `ValidationError` for line errors.
-    pub(crate) fn into_error(self, py: Python<'_>) -> PyErr {
-        match self {
-            Self::Lines(errors) => validation_error(py, errors),
-            Self::Python(error) => error,
-        }
     }
 }
 

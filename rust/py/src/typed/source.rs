@@ -1,46 +1,16 @@
-//! Where a typed validator reads from: a JSON stream (one pass over raw bytes) or a tree (an
-//! already parsed Python value, or a JSON value captured from the stream to try union variants).
+//! Where a typed validator reads from: raw JSON text by the fast reader ([`Scan`]) or by a full
+//! JSON stream ([`Stream`]), or a tree (an already parsed Python value, or a JSON value captured
+//! from the text to try union variants).
 use std::borrow::Cow;
 
+use ferrotool_core::json::scan::{self, Cursor, Scanner, Token};
 use jiter::{Jiter, JiterError, JsonValue, NumberAny, NumberInt, Peek};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use super::compile::RecordNode;
-use super::convert::json_to_python;
-
-/// Stops a validation run: the input is not JSON, Python raised, or enough errors were found.
-///
-/// The errors are boxed so that a `Fatal` is two words: every value read returns a `Result`
-/// carrying it, which is then 16 bytes instead of 72, cheap to pass back and move around.
-pub(crate) enum Fatal {
-    Json(Box<JiterError>),
-    Python(Box<PyErr>),
-    Stop,
-    /// The fast reader declines the input here (see [`Scan`](super::scan::Scan)): read it again
-    /// with [`Stream`].
-    Reread,
-}
-
-impl From<JiterError> for Fatal {
-    #[cold]
-    fn from(error: JiterError) -> Self {
-        Self::Json(Box::new(error))
-    }
-}
-
-impl From<std::convert::Infallible> for Fatal {
-    fn from(never: std::convert::Infallible) -> Self {
-        match never {}
-    }
-}
-
-impl From<PyErr> for Fatal {
-    #[cold]
-    fn from(error: PyErr) -> Self {
-        Self::Python(Box::new(error))
-    }
-}
+use super::outcome::Fatal;
+use crate::convert::json_to_python;
 
 /// The kind of the next value, known without consuming it.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -299,6 +269,199 @@ impl<'py> Source<'py> for Stream<'_, 'py> {
         let start = self.jiter.current_index();
         self.jiter.known_skip(peek)?;
         Ok(Some(self.jiter.slice_to_current(start)))
+    }
+}
+
+/// One pass over raw JSON text by core's fast reader ([`Scanner`]), declining what it does not
+/// read.
+///
+/// `Scan` reads a subset of what [`Stream`] reads, and where it reads, it gives exactly what
+/// `Stream` gives. Whatever it does not read (malformed JSON, `NaN`, a lone surrogate escape)
+/// ends its run with [`Fatal::Reread`]; the caller then reads the input again with `Stream`,
+/// whose outcome, exact syntax errors and positions included, stands. Well-formed input is never
+/// read twice. Numbers the scanner leaves as text are decoded by jiter's own decoder, as
+/// `Stream` decodes them; values it only passes over or keeps whole (skipped, captured for
+/// union variants, `Any`, a pydantic model's raw text) are handed to jiter from the current
+/// position.
+pub(crate) struct Scan<'j, 'py> {
+    py: Python<'py>,
+    scanner: Scanner<'j>,
+}
+
+impl<'j, 'py> Scan<'j, 'py> {
+    pub(crate) fn new(py: Python<'py>, text: &'j str) -> Self {
+        Self {
+            py,
+            scanner: Scanner::new(text),
+        }
+    }
+
+    /// After the whole value: only whitespace may follow.
+    pub(crate) fn finish(&mut self) -> Result<(), Fatal> {
+        Ok(self.scanner.finish()?)
+    }
+
+    /// Runs `read` on a jiter over the next value; the scanner goes on after what it read.
+    fn jiter<T>(
+        &mut self,
+        read: impl FnOnce(&mut Jiter<'j>) -> Result<T, JiterError>,
+    ) -> Result<T, Fatal> {
+        self.scanner.with_rest(|rest| {
+            let mut jiter = Jiter::new(rest);
+            let value = read(&mut jiter).map_err(|_| Fatal::Reread)?;
+            Ok((value, jiter.current_index()))
+        })
+    }
+}
+
+impl<'j> Cursor<'j> for Scan<'j, '_> {
+    #[inline]
+    fn scanner(&mut self) -> &mut Scanner<'j> {
+        &mut self.scanner
+    }
+}
+
+/// A number the scanner left as text (long, or with an exponent), by jiter's decoder.
+fn spelled_head(text: &str) -> Result<Head<'static>, Fatal> {
+    match NumberAny::from_bytes(text.as_bytes(), false) {
+        Ok(NumberAny::Int(NumberInt::Int(value))) => Ok(Head::Int(value)),
+        Ok(NumberAny::Int(NumberInt::BigInt(value))) => Ok(Head::BigInt(value.to_string().into())),
+        Ok(NumberAny::Float(value)) => Ok(Head::Float(value)),
+        Err(_) => Err(Fatal::Reread),
+    }
+}
+
+impl<'py> Source<'py> for Scan<'_, 'py> {
+    fn py(&self) -> Python<'py> {
+        self.py
+    }
+
+    #[inline]
+    fn shape(&mut self) -> Result<Shape, Fatal> {
+        Ok(match self.scanner.token() {
+            Some(Token::Null) => Shape::Null,
+            Some(Token::Bool) => Shape::Bool,
+            Some(Token::String) => Shape::String,
+            Some(Token::Array) => Shape::Array,
+            Some(Token::Object) => Shape::Object,
+            Some(Token::Number) => Shape::Number,
+            None => return Err(Fatal::Reread),
+        })
+    }
+
+    fn head(&mut self) -> Result<Head<'_>, Fatal> {
+        let scanner = &mut self.scanner;
+        Ok(match scanner.token() {
+            Some(Token::Null) => {
+                scanner.null()?;
+                Head::Null
+            }
+            Some(Token::Bool) => Head::Bool(scanner.boolean()?),
+            Some(Token::String) => Head::Str(Cow::Borrowed(scanner.string()?)),
+            Some(Token::Array) => Head::Array,
+            Some(Token::Object) => Head::Object,
+            Some(Token::Number) => match scanner.number()? {
+                scan::Number::Int(value) => Head::Int(value),
+                scan::Number::Float(value) => Head::Float(value),
+                scan::Number::Spelled(text) => spelled_head(text)?,
+            },
+            None => return Err(Fatal::Reread),
+        })
+    }
+
+    #[inline]
+    fn scalar(&mut self, want: Shape) -> Result<Scalar<'_>, Fatal> {
+        let scanner = &mut self.scanner;
+        Ok(match (want, scanner.token()) {
+            (Shape::String, Some(Token::String)) => Scalar::Str(scanner.string()?),
+            (Shape::Number, Some(Token::Number)) => match scanner.number()? {
+                scan::Number::Int(value) => Scalar::Int(value),
+                scan::Number::Float(value) => Scalar::Float(value),
+                scan::Number::Spelled(text) => match spelled_head(text)? {
+                    Head::Int(value) => Scalar::Int(value),
+                    Head::Float(value) => Scalar::Float(value),
+                    head => Scalar::Head(head),
+                },
+            },
+            (Shape::Bool, Some(Token::Bool)) => Scalar::Bool(scanner.boolean()?),
+            _ => Scalar::Untouched,
+        })
+    }
+
+    fn original(&self) -> Option<Bound<'py, PyAny>> {
+        None
+    }
+
+    fn items(
+        &mut self,
+        visit: &mut impl FnMut(&mut Self, usize) -> Result<(), Fatal>,
+    ) -> Result<(), Fatal> {
+        Cursor::items(self, visit)
+    }
+
+    fn entries<K>(
+        &mut self,
+        key: &mut impl FnMut(&str) -> K,
+        visit: &mut impl FnMut(&mut Self, K) -> Result<(), Fatal>,
+    ) -> Result<(), Fatal> {
+        Cursor::object(
+            self,
+            &mut |scan: &mut Self| Ok(scan.scanner.string().map(&mut *key)?),
+            visit,
+        )
+    }
+
+    /// A key is first compared, as bytes, with the field expected next (when its name needs no
+    /// escape); anything else is read as a string and looked up.
+    fn fields(
+        &mut self,
+        record: &RecordNode,
+        visit: &mut impl FnMut(&mut Self, Result<usize, Box<str>>) -> Result<(), Fatal>,
+    ) -> Result<(), Fatal> {
+        let mut expected = 0;
+        let mut key = |scan: &mut Self| {
+            let spelled = record
+                .fields
+                .get(expected)
+                .and_then(|field| field.spelled.as_deref());
+            let index = match spelled {
+                Some(spelled) if scan.scanner.key_is(spelled) => Ok(expected),
+                _ => {
+                    let text = scan.scanner.string()?;
+                    record
+                        .field_index(text)
+                        .ok_or_else(|| Box::<str>::from(text))
+                }
+            };
+            if let Ok(index) = index {
+                expected = index + 1;
+            }
+            Ok(index)
+        };
+        Cursor::object(self, &mut key, visit)
+    }
+
+    fn skip(&mut self) -> Result<(), Fatal> {
+        self.jiter(Jiter::next_skip)
+    }
+
+    fn capture(&mut self) -> Result<Captured<'_, 'py>, Fatal> {
+        self.jiter(Jiter::next_value_owned).map(Captured::Owned)
+    }
+
+    fn to_python(&mut self, max_depth: u16) -> Result<Bound<'py, PyAny>, Fatal> {
+        let py = self.py;
+        let value = self.jiter(Jiter::next_value)?;
+        json_to_python(py, &value, max_depth)
+    }
+
+    fn raw(&mut self) -> Result<Option<&[u8]>, Fatal> {
+        self.jiter(|jiter| {
+            let start = jiter.current_index();
+            jiter.next_skip()?;
+            Ok(jiter.slice_to_current(start))
+        })
+        .map(Some)
     }
 }
 

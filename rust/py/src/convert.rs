@@ -1,10 +1,11 @@
-//! Plain JSON values to Python objects.
+//! Plain JSON values to Python objects: jiter's parsed values and `serde_json` values (schema
+//! constants). A leaf of the binding, below the typed validator and the schema validator.
 use jiter::JsonValue;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
 use serde_json::Value;
 
-use super::source::Fatal;
+use crate::typed::outcome::Fatal;
 
 /// Converts a parsed JSON value; nesting deeper than `max_depth` stops with `Fatal::Stop`.
 pub(crate) fn json_to_python<'py>(

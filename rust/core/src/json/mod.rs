@@ -1,7 +1,11 @@
-//! A read-only view of JSON values, so one validator serves every input kind.
+//! JSON values: a read-only view of them, so one validator serves every input kind, a fast
+//! reader of JSON text ([`scan`]), and JSON Pointers ([`pointer`]).
 //!
 //! The core implements [`Instance`] for `&serde_json::Value`; the binding crate implements it for
 //! Python objects, so a parsed mapping is validated in place without first copying it.
+pub mod pointer;
+pub mod scan;
+
 use std::borrow::Cow;
 
 use serde_json::Value;
@@ -46,7 +50,7 @@ pub fn is_integral(value: f64) -> bool {
     if value.abs() >= EXACT {
         return value.is_finite();
     }
-    #[allow(clippy::float_cmp)] // An exact round trip is the point.
+    #[expect(clippy::float_cmp, reason = "an exact round trip is the point")]
     let integral = (value as i64) as f64 == value;
     integral
 }

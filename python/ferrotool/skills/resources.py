@@ -1,0 +1,125 @@
+"""A skill's resources: which paths are acceptable, reading them, listing them.
+
+A model names a resource by its exact path relative to the skill folder. Only plain relative
+paths are read: no ``.``, ``./``, ``..`` or empty segment, no absolute or drive path, no hidden
+segment, no NUL, nothing that percent-decodes to one of these. What passes is read from memory,
+else from the skill's folder, by its real path, which must stay inside the folder (a symlink
+pointing out is refused).
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import os
+import re
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+from ferrotool.builtins._confine import Refused, is_inside, read_regular, real
+from ferrotool.skills.skill import BASE64_PREFIX, SKILL_FILE, AgentSkill
+
+MAX_RESOURCE_BYTES: Final = 4 * 1024 * 1024
+"""The largest resource read from disk (bytes)."""
+MAX_LISTED: Final = 200
+"""Resources named at most in a listing (the rest are counted)."""
+MAX_WALKED: Final = 10_000
+"""Files looked at, at most, when a skill folder is listed."""
+_DRIVE: Final = re.compile(r"^[A-Za-z]:")
+
+
+def clean_path(path: str) -> str | None:
+    """The resource path ``path`` names, or ``None`` when it is not an acceptable one.
+
+    Backslashes count as slashes; the path must be relative and plain (see the module).
+    """
+    if not path or "\x00" in path:
+        return None
+    decoded = path
+    for _ in range(3):  # encoded traversal: %2e%2e%2f, and the same encoded twice
+        once = urllib.parse.unquote(decoded)
+        if once == decoded:
+            break
+        decoded = once
+    for candidate in {path, decoded}:
+        text = candidate.replace("\\", "/")
+        if "\x00" in text or text.startswith("/") or _DRIVE.match(text):
+            return None
+        for segment in text.split("/"):
+            if segment in ("", ".", "..") or segment.startswith("."):
+                return None
+    return path.replace("\\", "/")
+
+
+def text_of(data: bytes) -> str:
+    """Resource bytes as text: UTF-8, else ``base64:`` and their base64."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return BASE64_PREFIX + base64.b64encode(data).decode("ascii")
+
+
+def read_from_disk(skill: AgentSkill, path: str) -> str | None:
+    """A resource read from the skill's folder, or ``None`` (no folder, refused, missing)."""
+    origin = skill.origin
+    if origin is None:
+        return None
+    root = real(origin)
+    target = real(os.path.join(root, path))
+    if not is_inside(target, root) or target == root:
+        return None
+    relative = os.path.relpath(target, root).replace(os.sep, "/")
+    if relative == SKILL_FILE or any(part.startswith(".") for part in relative.split("/")):
+        return None
+    try:
+        return text_of(read_regular(target, MAX_RESOURCE_BYTES))
+    except (OSError, Refused):
+        return None
+
+
+def disk_files(origin: Path) -> Iterator[str]:
+    """The resource paths under a skill folder: regular, non-hidden files, symlinks skipped.
+
+    Sorted per folder, folders walked depth first; ``SKILL.md`` at the top is left out.
+    """
+    root = os.fspath(origin)
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.startswith("."):
+                continue
+            full = os.path.join(folder, name)
+            if os.path.islink(full) or not os.path.isfile(full):
+                continue
+            relative = os.path.relpath(full, root).replace(os.sep, "/")
+            if relative != SKILL_FILE:
+                yield relative
+
+
+def listing(skill: AgentSkill) -> tuple[list[str], int]:
+    """The resources to name in an error, and how many more there are beyond `MAX_LISTED`.
+
+    ``SKILL.md`` comes first, then the resources in memory, then the files on disk (a walk
+    bounded to `MAX_WALKED` files).
+    """
+    names: dict[str, None] = {SKILL_FILE: None}
+    for key in sorted(skill.resources):
+        names.setdefault(key, None)
+    if skill.origin is not None:
+        for key in itertools.islice(disk_files(skill.origin), MAX_WALKED):
+            names.setdefault(key, None)
+    ordered = list(names)
+    return ordered[:MAX_LISTED], max(0, len(ordered) - MAX_LISTED)
+
+
+__all__ = [
+    "MAX_LISTED",
+    "MAX_RESOURCE_BYTES",
+    "clean_path",
+    "disk_files",
+    "listing",
+    "read_from_disk",
+    "text_of",
+]

@@ -1,0 +1,268 @@
+"""Dynamic skill views: the skills of each request, from repositories read per request.
+
+`SkillViews` reads its repositories for a request (a per-session repository reads the
+request's `RuntimeContext`), applies the filter, and finds the `SkillBox` for that exact set of
+skills by its content signature: a registry with the matching skill loader, the prompt
+fragment, and the skills' files on disk. A box is built once per signature: concurrent
+requests that miss share one build. Boxes are evicted by count (least recently used first);
+an evicted box's folder stays on disk, because a running call may still use its files, and a
+rebuilt box gets a new folder. Folders generated here are removed when the process exits; a
+folder given by the caller is never removed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import os
+import shutil
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, final
+
+import anyio.to_thread
+import orjson
+
+from ferrotool._execution.runner import Middleware
+from ferrotool._requests.config import ToolRequestConfig
+from ferrotool._session.state import SessionStore
+from ferrotool._values.context import RuntimeContext
+from ferrotool.builtins._confine import is_inside, real
+from ferrotool.skills.filter import ALL_SKILLS, SkillFilter
+from ferrotool.skills.loader import LoadSkillThroughPath
+from ferrotool.skills.prompt import skill_prompt
+from ferrotool.skills.repository import SkillRepository, collect
+from ferrotool.skills.resources import clean_path
+from ferrotool.skills.skill import BASE64_PREFIX, SKILL_FILE, AgentSkill, SkillSet
+
+if TYPE_CHECKING:
+    from ferrotool._registry.toolkit import Registry
+    from ferrotool._registry.view import ToolView
+
+DEFAULT_MAX_BOXES: Final = 64
+"""Skill boxes a `SkillViews` keeps (least recently used evicted first)."""
+_MEMO_SIZE: Final = 256
+
+
+@final
+@dataclass(frozen=True, slots=True, eq=False)
+class SkillBox:
+    """What one set of skills needs, built once per content signature.
+
+    Attributes:
+        signature: The skills' content signature (SHA-256, hex).
+        skills: The skills, each with its folder on disk (materialised when it had none).
+        registry: The base registry with this set's skill loader (none when no skills).
+        prompt: The skills prompt fragment (byte-stable).
+        folder: The folder holding the materialised skills, if any were.
+    """
+
+    signature: str
+    skills: SkillSet
+    registry: Registry
+    prompt: str
+    folder: Path | None
+
+
+@final
+class SkillViews:
+    """Per-request skill views over a registry (see the module).
+
+    Args:
+        registry: The tools, groups (skill-bound ones among them) and any skills added to the
+            toolkit; those skills have the lowest priority.
+        repositories: Skill sources, low to high priority (a later skill name wins).
+        filter: Which skills requests see; a request's own `SkillFilter` lies over it.
+        max_boxes: Boxes kept at most.
+        work_dir: Where skills without a folder are written; by default a temporary folder
+            removed at exit. A given folder is never removed.
+        files_root: Name each skill's folder in the prompt (for models that run scripts).
+    """
+
+    def __init__(
+        self,
+        registry: Registry,
+        repositories: Sequence[SkillRepository] = (),
+        *,
+        filter: SkillFilter = ALL_SKILLS,
+        max_boxes: int = DEFAULT_MAX_BOXES,
+        work_dir: str | os.PathLike[str] | None = None,
+        files_root: bool = False,
+    ) -> None:
+        if max_boxes < 1:
+            raise ValueError(f"max_boxes must be at least 1, not {max_boxes}")
+        self.registry = registry
+        self.repositories: tuple[SkillRepository, ...] = (registry.skills, *repositories)
+        self.filter = filter
+        self.max_boxes = max_boxes
+        self.files_root = files_root
+        self._given_dir = None if work_dir is None else Path(work_dir)
+        self._work_dir: Path | None = self._given_dir
+        self._boxes: OrderedDict[str, SkillBox] = OrderedDict()
+        self._building: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+        self._memo: OrderedDict[tuple[object, ...], tuple[tuple[SkillSet, ...], SkillSet]] = (
+            OrderedDict()
+        )
+        self.builds = 0
+        """How many boxes were built (materialisations)."""
+
+    # - the request's skills -
+
+    def skills(self, context: RuntimeContext | None = None) -> SkillSet:
+        """The skills a request sees: merged, then filtered (the same object while unchanged)."""
+        parts = collect(self.repositories, context)
+        rule = self.filter.overlay(None if context is None else context.get(SkillFilter))
+        key = (rule, *(id(part) for part in parts))
+        with self._lock:
+            hit = self._memo.get(key)
+            if hit is not None and all(a is b for a, b in zip(hit[0], parts, strict=True)):
+                self._memo.move_to_end(key)
+                return hit[1]
+        merged = (skill for part in parts for skill in part)
+        visible = SkillSet(skill for skill in SkillSet(merged) if rule.allows(skill.name))
+        with self._lock:
+            self._memo[key] = (parts, visible)
+            while len(self._memo) > _MEMO_SIZE:
+                self._memo.popitem(last=False)
+        return visible
+
+    async def box(self, context: RuntimeContext | None = None) -> SkillBox:
+        """The box of the request's skills (built on a worker thread on a miss)."""
+        skills = self.skills(context)
+        signature = skills.signature
+        with self._lock:
+            found = self._boxes.get(signature)
+            if found is not None:
+                self._boxes.move_to_end(signature)
+                return found
+        return await anyio.to_thread.run_sync(self._build, skills)
+
+    def box_sync(self, context: RuntimeContext | None = None) -> SkillBox:
+        """`box` for sync code (builds on the calling thread)."""
+        skills = self.skills(context)
+        with self._lock:
+            found = self._boxes.get(skills.signature)
+            if found is not None:
+                self._boxes.move_to_end(skills.signature)
+                return found
+        return self._build(skills)
+
+    async def open_view(
+        self,
+        context: RuntimeContext,
+        store: SessionStore,
+        config: ToolRequestConfig | None = None,
+        *,
+        middleware: Sequence[Middleware] = (),
+    ) -> ToolView:
+        """The request's view: its session, its tools, and the loader of its skills."""
+        box = await self.box(context)
+        return await box.registry.open_view(context, store, config, middleware=middleware)
+
+    async def prompt(self, context: RuntimeContext | None = None) -> str:
+        """The skills prompt fragment of the request."""
+        return (await self.box(context)).prompt
+
+    # - building -
+
+    def _build(self, skills: SkillSet) -> SkillBox:
+        signature = skills.signature
+        with self._lock:
+            lock = self._building.setdefault(signature, threading.Lock())
+        with lock:  # a concurrent miss waits here, then finds the box
+            with self._lock:
+                found = self._boxes.get(signature)
+                if found is not None:
+                    self._boxes.move_to_end(signature)
+                    return found
+            box = self._materialise(skills)
+            with self._lock:
+                self._boxes[signature] = box
+                self.builds += 1
+                while len(self._boxes) > self.max_boxes:
+                    self._boxes.popitem(last=False)  # its folder stays: calls may still use it
+                self._building.pop(signature, None)
+        return box
+
+    def _materialise(self, skills: SkillSet) -> SkillBox:
+        folder: Path | None = None
+        placed: list[AgentSkill] = []
+        for skill in skills:
+            if skill.origin is not None:
+                placed.append(skill)
+                continue
+            if folder is None:
+                folder = self._new_folder(skills.signature)
+            placed.append(skill.with_origin(_write_skill(folder, skill)))
+        final_skills = SkillSet(placed)
+        registry = self.registry
+        if len(final_skills):
+            loader = LoadSkillThroughPath(final_skills, registry.groups())
+            registry = registry.with_tools(loader)
+        return SkillBox(
+            signature=skills.signature,
+            skills=final_skills,
+            registry=registry,
+            prompt=skill_prompt(final_skills, files_root=self.files_root),
+            folder=folder,
+        )
+
+    def _new_folder(self, signature: str) -> Path:
+        """A new folder for one box: unique even when several views share a work folder."""
+        with self._lock:
+            if self._work_dir is None:
+                self._work_dir = Path(tempfile.mkdtemp(prefix="ferrotool-skills-"))
+                _remove_at_exit(self._work_dir)
+            work = self._work_dir
+        work.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f"{signature[:16]}-", dir=work))
+
+    def __repr__(self) -> str:
+        return f"<SkillViews of {len(self.repositories)} repositories, {len(self._boxes)} boxes>"
+
+
+def _write_skill(root: Path, skill: AgentSkill) -> Path:
+    """Write a skill's ``SKILL.md`` and resources under ``root``; return its folder.
+
+    A resource whose path is not a plain relative one is skipped (never written outside).
+    """
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in skill.skill_id)
+    folder = root / (name.lstrip(".") or "skill")
+    folder.mkdir(parents=True, exist_ok=True)
+    front = f"---\nname: {_quoted(skill.name)}\ndescription: {_quoted(skill.description)}\n---\n\n"
+    (folder / SKILL_FILE).write_text(front + skill.content + "\n", encoding="utf-8")
+    real_root = real(folder)
+    for key, value in skill.resources.items():
+        cleaned = clean_path(key)
+        if cleaned is None or cleaned == SKILL_FILE:
+            continue
+        target = folder / cleaned
+        if not is_inside(real(target), real_root):
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if value.startswith(BASE64_PREFIX):
+            try:
+                target.write_bytes(base64.b64decode(value[len(BASE64_PREFIX) :], validate=True))
+            except ValueError:
+                target.write_text(value, encoding="utf-8")
+        else:
+            target.write_text(value, encoding="utf-8")
+    return folder
+
+
+def _quoted(text: str) -> str:
+    """A YAML double-quoted scalar (JSON's string syntax is valid YAML)."""
+    return orjson.dumps(text).decode()
+
+
+def _remove_at_exit(folder: Path) -> None:
+    """Remove a generated folder when the process exits, not before: a call may use it."""
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+
+
+__all__ = ["DEFAULT_MAX_BOXES", "SkillBox", "SkillViews"]
