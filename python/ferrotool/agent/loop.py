@@ -16,9 +16,9 @@ with the loop's own: `ModelResponded` after each model turn, a streaming model's
 (with the `PausedRun` that `resume_agent` continues from) or `TurnLimitReached`.
 
 Where skills and other prompt sources plug in: the tools come from the view every turn (a tool a
-skill or ``reset_tools`` made visible is offered on the next turn), and the system prompt is the
-run's own followed by each ``instructions`` fragment, computed from the view every turn
-(``instructions=(skills_prompt,)``, say).
+loaded skill or ``reset_tools`` made visible is offered on the next turn), and the system prompt
+is the run's own followed by each ``instructions`` fragment, computed from the view every turn
+(the skills prompt of a `ferrotool.skills.SkillViews`, say).
 """
 
 from __future__ import annotations
@@ -50,8 +50,9 @@ from ferrotool.agent.messages import (
     UserMessage,
 )
 
-Instructions: TypeAlias = Callable[[ToolView], str]
-"""A fragment of the system prompt, computed from the turn's view (empty: nothing added)."""
+Instructions: TypeAlias = Callable[[ToolView], str | Awaitable[str]]
+"""A fragment of the system prompt, computed (or awaited) from the turn's view; empty adds
+nothing. A skills prompt is one: ``lambda view: skill_views.prompt(context)``."""
 
 
 @final
@@ -129,8 +130,11 @@ class _Run:
     config: ExecutionConfig | None
     parallel: bool
 
-    def system_prompt(self, view: ToolView) -> str:
-        parts = (self.system, *(fragment(view) for fragment in self.instructions))
+    async def system_prompt(self, view: ToolView) -> str:
+        parts = [self.system]
+        for fragment in self.instructions:
+            part = fragment(view)
+            parts.append(part if isinstance(part, str) else await part)
         return "\n\n".join(part for part in parts if part)
 
     async def turns(
@@ -138,7 +142,7 @@ class _Run:
     ) -> RunOutcome:
         """Model and tools, turn after turn, from turn ``done + 1``."""
         for turn in range(done + 1, self.max_turns + 1):
-            request = ModelRequest(tuple(transcript), view, self.system_prompt(view))
+            request = ModelRequest(tuple(transcript), view, await self.system_prompt(view))
             reply = await self.model.respond(request, emit)
             transcript.append(reply)
             emit(ModelResponded(turn, reply))
