@@ -58,6 +58,7 @@ if __package__ in (None, ""):
 
 import anyio
 
+from benches import adapters as ag
 from benches import cases as c
 from benches import engine as e
 from benches import mcp_bench as mb
@@ -103,6 +104,7 @@ class Target:
     measured: float
     limit: float
     higher_is_better: bool
+    unit: str = "x"
 
     @property
     def met(self) -> bool:
@@ -746,6 +748,13 @@ def derived(results: list[Measurement]) -> list[tuple[str, str, e.Derived]]:
 
 
 def _derived_lines(results: list[Measurement], group: str) -> list[str]:
+    if group == "adapters":
+        return [f"- {line}" for line in _per_call(list(_rows(results, group)))]
+    if group == "agent_loop":
+        return [
+            f"- {m.case}, {m.impl}: {m.median_us / ag.TURNS[m.case]:,.1f} µs per model turn"
+            for m in _rows(results, group)
+        ]
     figures = [figure for g, _, figure in derived(results) if g == group]
     if group == "batch_overhead":
         lines = [
@@ -800,6 +809,49 @@ def bench_skill_views(repeats: int, target_s: float) -> list[Measurement]:
                 continue
             impls[sk.view_case(size), SKILL_VIEW_IMPL] = request.build
         return measure_cases("skill_views", impls, repeats, target_s)
+
+
+def bench_adapters(repeats: int, target_s: float) -> list[Measurement]:
+    """Provider adapters: a turn's tool calls read, and its results written (`benches.adapters`).
+
+    Each implementation is checked to give the turn's calls (or one message per result) before
+    it is timed.
+    """
+    out: list[Measurement] = []
+    for provider in ag.PROVIDERS:
+        for count in ag.CALL_COUNTS:
+            case = ag.case_name(provider, count)
+            impls = ag.adapter_implementations(provider, count)
+            for name, fn in list(impls.items()):
+                made = list(fn())  # type: ignore[call-overload]
+                calls_ok = name == ag.RESULTS or made == ag.expected_calls(count)
+                if len(made) < count or not calls_ok:
+                    _note("adapters", case, name, f"not timed, wrong output: {made!r:.160}")
+                    del impls[name]
+            out += measure_group("adapters", case, impls, repeats, target_s)
+    return out
+
+
+def bench_agent_loop(repeats: int, target_s: float) -> list[Measurement]:
+    """One agent run: `run_agent` against pydantic-ai's ``Agent.run`` (`benches.adapters`)."""
+    out: list[Measurement] = []
+    for case in ag.LOOP_CASES:
+        impls: dict[str, t.Built] = {}
+        for name, loop in ag.loop_implementations(case).items():
+            if isinstance(loop, str):
+                _note("agent_loop", case, name, loop)
+                continue
+            impls[name] = t.Built(loop, True, _loop_outcome)
+        for name, outcome in anyio.run(_outcomes, impls).items():
+            if outcome != t.Outcome(True, "done"):
+                _note("agent_loop", case, name, f"not timed, wrong outcome: {outcome!r:.160}")
+                del impls[name]
+        out += measure_group_async("agent_loop", case, impls, repeats, target_s)
+    return out
+
+
+def _loop_outcome(result: object) -> t.Outcome:
+    return t.Outcome(result == "done", result)
 
 
 # --- report ----------------------------------------------------------------------------------
@@ -957,6 +1009,18 @@ def targets(results: list[Measurement]) -> list[Target]:
                 True,
             )
         )
+    for provider in ag.PROVIDERS:
+        count = ag.CALL_COUNTS[-1]
+        case = ag.case_name(provider, count)
+        for impl, what in ((ag.FROM_SDK, "per call"), (ag.RESULTS, "per result")):
+            m = _find(results, "adapters", case, impl)
+            if m is not None:
+                name = f"{provider} {impl} {what} ({count} a turn)"
+                out.append(Target(name, m.median_us / count, 2.0, False, unit=" µs"))
+    for case in ag.LOOP_CASES:
+        r = ratio("agent_loop", case, ag.PAI_LOOP, ag.FT_LOOP)
+        if r is not None:
+            out.append(Target(f"agent run, {case}: pydantic-ai / ferrotool", r, 3.0, True))
     small, large = v.size_case(v.BACKEND_SIZES[0]), v.size_case(v.BACKEND_SIZES[-1])
     # The target is on building the view; listing its names is O(visible tools) by nature
     # (60,000 of them at 100,000), so that row is measured but not a target.
@@ -1134,12 +1198,14 @@ GROUP_TITLES = {
         None,
         None,
     ),
+    "adapters": ("Provider adapters: a turn's tool calls in, its results out", ag.FLOOR, None),
+    "agent_loop": ("One agent run: model turns around the tool calls", None, ag.FT_LOOP),
 }
 # The base column's header where the base is not a floor.
 BASE_LABELS = {"batch_wait": "x one call"}
 # Groups whose ratio column is this median over ferrotool's (how many times slower a peer is),
 # rather than ferrotool's over this one.
-PEER_OVER_OURS = {"tool_async", "tool_inline", "tool_thread"}
+PEER_OVER_OURS = {"tool_async", "tool_inline", "tool_thread", "agent_loop"}
 
 
 def markdown(results: list[Measurement], info: dict[str, str], repeats: int) -> str:
@@ -1200,8 +1266,9 @@ def markdown(results: list[Measurement], info: dict[str, str], repeats: int) -> 
         ]
         for target in checked:
             sign = "≥" if target.higher_is_better else "≤"
+            unit = target.unit
             lines.append(
-                f"| {target.name} | {target.measured:.2f}x | {sign} {target.limit:g}x "
+                f"| {target.name} | {target.measured:.2f}{unit} | {sign} {target.limit:g}{unit} "
                 f"| {target.verdict()} |"
             )
         lines.append("")
@@ -1210,6 +1277,17 @@ def markdown(results: list[Measurement], info: dict[str, str], repeats: int) -> 
         f"the median); {info['cpus']} CPUs, {info['cpu_model']}, Python {info['python']}."
     )
     return "\n".join(lines) + "\n"
+
+
+def _per_call(rows: list[Measurement]) -> list[str]:
+    """The adapters' cost per call (or per result) in the largest turn measured."""
+    count = ag.CALL_COUNTS[-1]
+    return [
+        f"{m.case}, {m.impl}: {m.median_us / count:.2f} µs per "
+        f"{'result' if m.impl == ag.RESULTS else 'call'}"
+        for m in rows
+        if m.case.endswith(f"{count} calls")
+    ]
 
 
 def _mapping_ratio(results: list[Measurement], m: Measurement) -> str:
@@ -1243,6 +1321,8 @@ BENCHES: dict[str, Callable[[int, float], list[Measurement]]] = {
     "skill_views": bench_skill_views,
     "mcp_client": bench_mcp_client,
     "mcp_serve": bench_mcp_serve,
+    "adapters": bench_adapters,
+    "agent_loop": bench_agent_loop,
 }
 
 

@@ -20,6 +20,7 @@ import orjson
 import pytest
 
 import ferrotool
+from benches import adapters as ag
 from benches import cases as c
 from benches import engine as e
 from benches import mcp_bench as mb
@@ -613,3 +614,47 @@ def test_mcp_load_checks_every_answer(kind: str) -> None:
         load = mb.run_load(port, 30, 5)
     assert len(load.latencies_s) == 30
     assert load.throughput > 0
+
+
+# --- provider adapters and the agent loop (`benches.adapters`) ---------------------------------
+
+
+@pytest.mark.parametrize("count", ag.CALL_COUNTS)
+@pytest.mark.parametrize("provider", ag.PROVIDERS)
+def test_every_adapter_reads_the_turns_calls_and_writes_its_results(
+    provider: str, count: int
+) -> None:
+    impls = ag.adapter_implementations(provider, count)
+    assert list(impls) == [ag.FLOOR, ag.FROM_SDK, ag.FROM_DICT, ag.RESULTS]
+    for name in (ag.FLOOR, ag.FROM_SDK, ag.FROM_DICT):
+        assert list(impls[name]()) == ag.expected_calls(count), name  # type: ignore[call-overload]
+    written = impls[ag.RESULTS]()
+    assert isinstance(written, list)
+    assert len(written) == count
+
+
+@pytest.mark.parametrize("case", ag.LOOP_CASES)
+def test_both_agent_loops_finish_the_scripted_run(case: str) -> None:
+    loops = ag.loop_implementations(case)
+    assert set(loops) == {ag.FT_LOOP, ag.PAI_LOOP}
+    for name, loop in loops.items():
+        assert not isinstance(loop, str), loop
+        assert anyio.run(loop) == "done", name
+
+
+def test_the_adapter_and_loop_groups_report_their_targets(tmp_path: Any) -> None:
+    out = tmp_path / "results.json"
+    argv = ["--quick", "--repeats=1", "--target-ms=1", f"--json={out}"]
+    assert run.main([*argv, "--only", "adapters", "--only", "agent_loop"]) == 0
+    document = orjson.loads(out.read_bytes())
+    rows = {(row["group"], row["case"], row["impl"]) for row in document["results"]}
+    for provider in ag.PROVIDERS:
+        for impl in (ag.FLOOR, ag.FROM_SDK, ag.FROM_DICT, ag.RESULTS):
+            assert ("adapters", ag.case_name(provider, 8), impl) in rows
+    for case in ag.LOOP_CASES:
+        assert ("agent_loop", case, ag.FT_LOOP) in rows
+        assert ("agent_loop", case, ag.PAI_LOOP) in rows
+    targets = {target["name"] for target in document["targets"]}
+    assert "openai_chat tool_calls (SDK object) per call (8 a turn)" in targets
+    assert f"agent run, {ag.ONE_CALL}: pydantic-ai / ferrotool" in targets
+    assert document["notes"] == []

@@ -78,8 +78,11 @@ from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec
 from ferrotool.builtins.reset_tools import RESET_TOOLS
 from ferrotool.errors import (
+    AgentError,
     FerrotoolError,
     InjectionError,
+    InteropError,
+    ProviderShapeError,
     RegistrationError,
     ResumeError,
     SchemaError,
@@ -90,9 +93,11 @@ from ferrotool.errors import (
 )
 from ferrotool.providers import (
     PROVIDER_FORMATS,
+    ArgumentsAccumulator,
     ProviderFormat,
     SchemaChange,
     StrictSchemaWarning,
+    ToolCallStream,
     ToolDefinition,
     tool_definition,
 )
@@ -114,9 +119,11 @@ __all__ = [
     "PROVIDER_FORMATS",
     "RESET_TOOLS",
     "Agent",
+    "AgentError",
     "AgentState",
     "AgentTool",
     "AllToolsDenied",
+    "ArgumentsAccumulator",
     "Confirmation",
     "ConfirmationRequired",
     "ContentBlock",
@@ -134,6 +141,7 @@ __all__ = [
     "InMemorySessionStore",
     "Injected",
     "InjectionError",
+    "InteropError",
     "JsonBlock",
     "JsonSchemaValidator",
     "JsonValue",
@@ -150,6 +158,7 @@ __all__ = [
     "PermissionRule",
     "ProgressSink",
     "ProviderFormat",
+    "ProviderShapeError",
     "RegistrationError",
     "Registry",
     "Reply",
@@ -173,6 +182,7 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallParam",
     "ToolCallStarted",
+    "ToolCallStream",
     "ToolContextState",
     "ToolDefinition",
     "ToolEvent",

@@ -107,11 +107,41 @@ class SuspendTool(FerrotoolError):
         self.reason = reason
 
 
+class ProviderShapeError(FerrotoolError, ValueError):
+    """A provider's response, event or message is not in the shape its adapter reads.
+
+    Raised by the provider adapters (`ferrotool.providers.openai_chat` and the others) for input
+    that did not come from the provider's API: a call without an id or a name, a list that is
+    not a list, a kind of tool call ferrotool does not define (OpenAI's free-form ``custom``
+    tools), or a result not stamped with the call it answers. The message shows the offending
+    value.
+    """
+
+
+class AgentError(FerrotoolError, RuntimeError):
+    """The agent loop was used in a way it cannot go on from.
+
+    A scripted model with no reply left, a model adapter given a message kind it does not
+    know, or a paused run resumed in a view of another session.
+    """
+
+
+class InteropError(FerrotoolError, TypeError):
+    """A tool cannot cross to or from another framework as asked.
+
+    The message names the tool and what the other framework lacks (an external tool handed to
+    a framework with no deferred calls, a tool object of an unknown kind).
+    """
+
+
 __all__ = [
+    "AgentError",
     "CliError",
     "FerrotoolError",
     "InjectionError",
+    "InteropError",
     "McpError",
+    "ProviderShapeError",
     "RegistrationError",
     "ResumeError",
     "SchemaError",

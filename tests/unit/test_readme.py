@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from providers.payloads import completion  # tests/ is on the path (its conftest.py)
+from providers.wire import ModelServer, Reply
+
 README = Path(__file__).parents[2] / "README.md"
 
 
@@ -14,28 +17,46 @@ def blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
 
 
+def block_with(text: str) -> str:
+    """The one example that holds ``text``."""
+    (found,) = [block for block in blocks() if text in block]
+    return found
+
+
 def run(block: str, capsys: pytest.CaptureFixture[str]) -> list[str]:
     exec(compile(block, str(README), "exec"), {"__name__": "readme"})
     return capsys.readouterr().out.splitlines()
 
 
-def test_the_first_example_is_short_and_does_what_it_says(
-    capsys: pytest.CaptureFixture[str],
+def test_the_first_example_is_the_two_line_round_trip_with_the_openai_sdk(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = blocks()[0]
     assert len([line for line in first.splitlines() if line.strip()]) <= 20
-    lines = run(first, capsys)
-    assert lines[0] == "['city', 'days']"
-    assert lines[1] == "success Paris: sunny for 3 day(s)"
-    assert lines[2] == "error Error: Invalid arguments for tool 'get_weather':"
-    assert lines[3] == "- days: expected at most 14, found integer 30 (number_too_large)"
+    calls = (
+        ("call_1", "get_weather", '{"city": "Paris", "days": 3}'),
+        ("call_2", "get_weather", '{"city": "Oslo", "days": 30}'),
+    )
+    with ModelServer([Reply(completion(*calls))]) as server:  # the model, on 127.0.0.1
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        lines = run(first, capsys)
+    assert lines == [
+        "Paris: sunny for 3 day(s)",
+        "Error: Invalid arguments for tool 'get_weather':",
+        "- days: expected at most 14, found integer 30 (number_too_large)",
+        "Correct the arguments and call the tool again.",
+    ]
+    (request,) = server.bodies()
+    (tool,) = request["tools"]
+    assert tool["function"]["strict"] is True
+    assert tool["function"]["parameters"]["required"] == ["city", "days"]
 
 
 def test_the_multi_tenant_example_keeps_sessions_apart(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    (tenants,) = [block for block in blocks() if "def handle(" in block]
-    lines = run(tenants, capsys)
+    lines = run(block_with("async def handle("), capsys)
     assert lines == [
         "(['search', 'reset_tools', 'geolocate'], ['error', 'running'])",
         "(['search', 'reset_tools'], ['success'])",
@@ -44,9 +65,22 @@ def test_the_multi_tenant_example_keeps_sessions_apart(
     ]
 
 
+def test_the_agent_loop_example_pauses_for_the_client_and_resumes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    lines = run(block_with("run_agent("), capsys)
+    assert lines == [
+        "ModelResponded",
+        "ToolCallStarted",
+        "ToolCallFinished",
+        "ExternalExecutionRequired",
+        "RunSuspended",
+        "Sunny in Paris.",
+    ]
+
+
 def test_the_model_turn_example_suspends_and_resumes(capsys: pytest.CaptureFixture[str]) -> None:
-    (turn,) = [block for block in blocks() if "call_tools" in block]
-    assert run(turn, capsys) == [
+    assert run(block_with("view.call_tools(calls, context)"), capsys) == [
         "['success', 'running', 'running'] confirm",
         "[('c2', 'deployed to prod'), ('c3', 'Paris')] True",
     ]

@@ -379,6 +379,19 @@ class ToolView(ToolLists):
             on_event=on_event,
         )
 
+    async def reload(self) -> ToolView:
+        """This request's view again, its session's state read anew from the store.
+
+        What the session's own calls changed (``reset_tools``, a settled suspension) shows in
+        the new view, with the same registry, request config and middleware. A view without a
+        store is returned as it is.
+        """
+        if self._store is None or self._key is None:
+            return self
+        state = await self._store.load(self._key)
+        own = self._middleware[len(self._runner.config.middleware) :]
+        return ToolView(self._table, self._runner, state, self.config, self._store, self._key, own)
+
     # - the batch's host -
 
     @property

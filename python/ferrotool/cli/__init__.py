@@ -221,6 +221,11 @@ def _call(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _demo(args: argparse.Namespace, out: TextIO) -> int:
+    if args.agent:
+        from ferrotool.cli.agent_demo import run_demo
+
+        anyio.run(run_demo, out)
+        return 0
     from ferrotool.cli.demo import DEMO_CALLS, DEMO_CONTEXT, demo_toolkit
 
     toolkit = demo_toolkit()
@@ -335,6 +340,11 @@ def _parser() -> argparse.ArgumentParser:
         type=_count,
         default=_DEMO_REPEATS,
         help=f"timed runs per call (default {_DEMO_REPEATS}; 0 runs each call once, untimed)",
+    )
+    demo.add_argument(
+        "--agent",
+        action="store_true",
+        help="run a scripted agent over the demo toolkit instead, printing its event stream",
     )
     demo.set_defaults(run=_demo)
     serve = commands.add_parser(

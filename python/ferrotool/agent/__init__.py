@@ -1,0 +1,68 @@
+"""A small agent loop: a model, a view's tools, and the turns between them.
+
+`run_agent` runs model -> tool calls -> results -> model until the model answers without calling
+a tool, yielding the execution engine's events as they happen, and stops at a suspension
+(approval, client tools) with the `PausedRun` that `resume_agent` continues from. `ChatModel` is
+the one method a model needs; `OpenAIChatModel` and `AnthropicModel` adapt the SDK clients and
+`ScriptedModel` plays a script for tests.
+"""
+
+from ferrotool.agent.loop import (
+    AgentEvent,
+    AgentRun,
+    Instructions,
+    ModelResponded,
+    RunFinished,
+    RunOutcome,
+    RunSuspended,
+    TurnLimitReached,
+    resume_agent,
+    run_agent,
+)
+from ferrotool.agent.messages import (
+    ArgumentsDelta,
+    ChatModel,
+    DeltaSink,
+    Message,
+    ModelDelta,
+    ModelReply,
+    ModelRequest,
+    PausedRun,
+    TextDelta,
+    UserMessage,
+)
+from ferrotool.agent.models import (
+    AnthropicModel,
+    OpenAIChatModel,
+    Scripted,
+    ScriptedModel,
+    results_in,
+)
+
+__all__ = [
+    "AgentEvent",
+    "AgentRun",
+    "AnthropicModel",
+    "ArgumentsDelta",
+    "ChatModel",
+    "DeltaSink",
+    "Instructions",
+    "Message",
+    "ModelDelta",
+    "ModelReply",
+    "ModelRequest",
+    "ModelResponded",
+    "OpenAIChatModel",
+    "PausedRun",
+    "RunFinished",
+    "RunOutcome",
+    "RunSuspended",
+    "Scripted",
+    "ScriptedModel",
+    "TextDelta",
+    "TurnLimitReached",
+    "UserMessage",
+    "results_in",
+    "resume_agent",
+    "run_agent",
+]

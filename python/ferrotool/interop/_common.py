@@ -1,0 +1,152 @@
+"""What the framework bridges share: where exported calls run, and what imported tools return.
+
+An exported tool calls through a `ToolView` (a toolkit's or registry's default view, or a
+request's), so the other framework's calls get ferrotool's validation, permission gate,
+injection, timeouts and result conversion. An imported tool is a `ToolBase` whose schema is the
+other framework's and whose ``call`` runs the other framework's function; what that returns
+becomes ferrotool content here.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Iterable
+from typing import TypeAlias
+
+import orjson
+
+from ferrotool._execution.pipeline import CallScope, gate, parse
+from ferrotool._registry.toolkit import Registry, Toolkit
+from ferrotool._registry.view import ToolView
+from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
+from ferrotool._values.content import ContentBlock, ImageBlock, TextBlock
+from ferrotool._values.context import RuntimeContext
+from ferrotool._values.json import JsonValue
+from ferrotool._values.spec import ToolSpec
+from ferrotool.errors import InteropError
+
+ToolSource: TypeAlias = ToolView | Toolkit | Registry
+"""Where exported tools come from and run: a request's view, or a toolkit's or registry's."""
+
+
+def view_of(source: ToolSource) -> ToolView:
+    """The view exported calls run in: the view itself, or the default view."""
+    return source if isinstance(source, ToolView) else source.view()
+
+
+def spec_of(view: ToolView, name: str) -> ToolSpec:
+    """The spec of a tool the view shows.
+
+    Raises:
+        InteropError: The view shows no tool of that name.
+    """
+    spec = view.get_spec(name)
+    if spec is None:
+        raise InteropError(f"no tool {name!r} in this view: it has {', '.join(view.names())}")
+    return spec
+
+
+def schema_of(spec: ToolSpec) -> dict[str, JsonValue]:
+    """A spec's argument schema as a fresh dict."""
+    schema: dict[str, JsonValue] = orjson.loads(spec.parameters)
+    return schema
+
+
+def call_id(given: str | None) -> str:
+    """The call's id, or a fresh one when the framework has none to give."""
+    return given or f"call_{uuid.uuid4().hex[:24]}"
+
+
+async def run(
+    view: ToolView,
+    call: ToolUseBlock,
+    context: RuntimeContext | None,
+    *,
+    approved: bool = False,
+) -> ToolResultBlock:
+    """Run one call through the view's pipeline; the result is stamped and final.
+
+    A ``RUNNING`` result that does not wait (a progress-style text) is made ``SUCCESS``, as a
+    batch makes it.
+    """
+    result = await view.run_one(call, context, None, None, None, approved)
+    if result.id != call.id or result.name != call.name:
+        result = result.with_call(call.id, call.name)
+    if result.state is ToolResultState.RUNNING and not (
+        result.is_suspended or result.needs_approval
+    ):
+        result = result.with_state(ToolResultState.SUCCESS)
+    return result
+
+
+async def asks(view: ToolView, call: ToolUseBlock, context: RuntimeContext | None) -> bool:
+    """Whether the permission gate would ask a person before running this call.
+
+    Invalid arguments never ask (the call's own result will say what is wrong).
+    """
+    tool = view.resolve(call.name)
+    if tool is None:
+        return False
+    arguments = parse(tool, call)
+    if isinstance(arguments, ToolResultBlock):
+        return False
+    scope = CallScope.of(call, view.runner, context, None, None, permissions=view.state.permissions)
+    stop = await gate(tool, arguments, scope)
+    return isinstance(stop, ToolResultBlock) and stop.needs_approval
+
+
+def refuse_external(spec: ToolSpec, framework: str) -> None:
+    """Raise for an external tool handed to a framework that cannot defer a call.
+
+    Raises:
+        InteropError: Always, naming the tool.
+    """
+    if spec.external:
+        raise InteropError(
+            f"tool {spec.name!r} runs on the client (external): {framework} has no way to defer "
+            "a call to a client, so it cannot be exported there"
+        )
+
+
+def content_of(value: object) -> object:
+    """What an imported tool's return value is as ferrotool content (or the value, as JSON).
+
+    Text stays text, content blocks stay blocks, a list of text and blocks becomes blocks;
+    anything else is returned as it is, for ferrotool's own conversion (records, dicts and
+    lists to JSON text with the structured value kept).
+    """
+    if isinstance(value, (str, TextBlock, ImageBlock)):
+        return value
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(item, (str, TextBlock, ImageBlock)) for item in value)
+    ):
+        return [TextBlock(item) if isinstance(item, str) else item for item in value]
+    return value
+
+
+def image_block(data: bytes, media_type: str) -> ImageBlock:
+    """An image from raw bytes."""
+    return ImageBlock(media_type=media_type, data=base64.b64encode(data).decode())
+
+
+def text_of(blocks: Iterable[ContentBlock]) -> str:
+    """The text blocks of some content, joined by newlines."""
+    return "\n".join(block.text for block in blocks if isinstance(block, TextBlock))
+
+
+__all__ = [
+    "ToolSource",
+    "asks",
+    "call_id",
+    "content_of",
+    "image_block",
+    "refuse_external",
+    "run",
+    "schema_of",
+    "spec_of",
+    "text_of",
+    "view_of",
+]

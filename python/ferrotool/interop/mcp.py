@@ -1,0 +1,111 @@
+"""MCP tool definitions both ways: ferrotool tools as ``mcp.types.Tool``, and back.
+
+Export: `to_mcp(source)` lists the tools a view shows as the MCP SDK's ``Tool`` values (what a
+server answers ``tools/list`` with): the canonical input schema unchanged, ``readOnlyHint`` from
+the tool's ``read_only``, and the output schema when the tool declares one.
+
+Import: `from_mcp(tool, server=...)` is a ferrotool tool known by its MCP definition only: named
+``mcp__{server}__{tool}`` (the chapter's rule; the plain name without a server), read-only when
+the definition says ``readOnlyHint``, and external: its calls are validated against the MCP
+schema and suspended, for whoever holds the MCP session to run them and answer. Running them
+through an MCP client session is `ferrotool.mcp`'s job, not this module's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import final
+
+import orjson
+from mcp.types import Tool
+
+from ferrotool._tools.base import ToolBase, ToolCallParam
+from ferrotool._values.json import JsonValue
+from ferrotool.errors import InteropError, SuspendTool
+from ferrotool.interop._common import ToolSource, spec_of, view_of
+from ferrotool.providers._definitions import tool_definition
+
+MCP_PREFIX = "mcp"
+"""The first part of an imported MCP tool's name: ``mcp__{server}__{tool}``."""
+
+
+def to_mcp_tool(source: ToolSource, name: str) -> Tool:
+    """One tool of ``source`` as an MCP ``Tool`` definition.
+
+    Raises:
+        InteropError: ``source`` shows no tool ``name``.
+    """
+    spec = spec_of(view_of(source), name)
+    return Tool.model_validate_json(tool_definition(spec, "mcp").definition)
+
+
+def to_mcp(source: ToolSource, *, names: Sequence[str] | None = None) -> list[Tool]:
+    """Every tool of ``source`` (or only ``names``) as MCP ``Tool`` definitions, in order."""
+    view = view_of(source)
+    return [to_mcp_tool(view, name) for name in (names or view.names())]
+
+
+def _definition(tool: Tool | Mapping[str, object]) -> Tool:
+    if isinstance(tool, Tool):
+        return tool
+    try:
+        return Tool.model_validate(dict(tool))
+    except ValueError as error:
+        raise InteropError(f"not an MCP tool definition: {error}") from None
+
+
+@final
+class McpDefinedTool(ToolBase[dict[str, JsonValue]]):
+    """A tool known by its MCP definition: calls are validated, then suspended (external).
+
+    Build it with `from_mcp`.
+
+    Attributes:
+        definition: The MCP definition it was made from.
+        tool_name: The tool's name on its MCP server.
+    """
+
+    external = True
+
+    def __init__(self, definition: Tool, server: str | None) -> None:
+        self.definition = definition
+        self.tool_name = definition.name
+        name = definition.name if server is None else f"{MCP_PREFIX}__{server}__{definition.name}"
+        annotations = definition.annotations
+        super().__init__(
+            name=name,
+            description=definition.description or None,
+            input_schema=dict(definition.input_schema),
+            read_only=bool(annotations and annotations.read_only_hint),
+            external=True,
+            mcp_server=server,
+        )
+        if definition.output_schema is not None:
+            output = orjson.dumps(definition.output_schema)
+            self._spec = dataclasses.replace(self._spec, output_schema=output)
+
+    async def call(self, param: ToolCallParam[dict[str, JsonValue]]) -> None:
+        """Never runs here: suspends the call for the MCP session's holder."""
+        raise SuspendTool()
+
+
+def from_mcp(tool: Tool | Mapping[str, object], *, server: str | None = None) -> McpDefinedTool:
+    """An MCP tool definition as a ferrotool tool.
+
+    Register it in a `Toolkit`, or send it as a request's own tool (`ToolRequestConfig`).
+
+    Args:
+        tool: An ``mcp.types.Tool``, or its JSON form (``{"name", "description",
+            "inputSchema", "annotations", "outputSchema"}``).
+        server: The MCP server's name: the tool is named ``mcp__{server}__{name}``.
+
+    Raises:
+        InteropError: ``tool`` is not an MCP tool definition.
+        ValueError: The resulting name is not a valid tool name.
+        SchemaError: Its input schema does not compile.
+    """
+    return McpDefinedTool(_definition(tool), server)
+
+
+__all__ = ["MCP_PREFIX", "McpDefinedTool", "from_mcp", "to_mcp", "to_mcp_tool"]

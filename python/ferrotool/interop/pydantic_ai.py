@@ -1,0 +1,252 @@
+"""pydantic-ai both ways: ferrotool tools as a pydantic-ai toolset, pydantic-ai tools in a Toolkit.
+
+Export: `toolset(source)` is a pydantic-ai ``AbstractToolset`` of every tool a view shows (`tool`
+gives one tool as a ``pydantic_ai.Tool``). pydantic-ai hands over the parsed arguments; they go
+back to JSON and through ferrotool's call pipeline (validation, permission gate, injection,
+timeouts), and the result comes back the way pydantic-ai speaks:
+
+- ``SUCCESS``: the structured value when the tool returned one, else the text; with images, a
+  list of the text and the images (``BinaryContent``, ``ImageUrl``);
+- ``ERROR``, ``DENIED``, ``INTERRUPTED``: ``ToolFailed`` with the text (the model sees the
+  failure; no retry budget is spent, as every ferrotool result is final);
+- waiting for approval: ``ApprovalRequired`` (the run ends with ``DeferredToolRequests``;
+  approved through ``DeferredToolResults``, the call runs again without asking);
+- an external (client) tool: ``CallDeferred``, for the client to answer.
+
+A toolset over a view with a session store reloads the view after each call, so a
+``reset_tools`` call changes the tools pydantic-ai offers at its next step.
+
+Import: `from_pydantic_ai(tool)` is a ferrotool tool whose schema is the pydantic-ai tool's and
+whose call runs it, its arguments validated by ferrotool (JSON Schema) and by pydantic-ai's own
+validator (its types).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from typing import Any, final
+
+import orjson
+from pydantic_ai import (
+    ApprovalRequired,
+    BinaryContent,
+    CallDeferred,
+    ImageUrl,
+    RunContext,
+    Tool,
+    ToolDefinition,
+    ToolFailed,
+)
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+from pydantic_ai.usage import RunUsage
+from pydantic_core import SchemaValidator, core_schema
+
+from ferrotool._tools.base import ToolBase, ToolCallParam
+from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
+from ferrotool._values.content import ImageBlock, JsonBlock, TextBlock
+from ferrotool._values.context import RuntimeContext
+from ferrotool._values.json import JsonValue
+from ferrotool._values.spec import ToolSpec
+from ferrotool.interop._common import (
+    ToolSource,
+    call_id,
+    content_of,
+    run,
+    schema_of,
+    spec_of,
+    view_of,
+)
+from ferrotool.providers._results import ERROR_STATES, json_text
+
+_ANY_ARGUMENTS = SchemaValidator(core_schema.any_schema())
+"""pydantic-ai's side of validation: none (ferrotool validates every call)."""
+
+
+def _answer(result: ToolResultBlock) -> object:
+    """A ferrotool result the way a pydantic-ai tool answers (see the module)."""
+    if result.state in ERROR_STATES:
+        raise ToolFailed(result.content)
+    if result.needs_approval:
+        permission = result.metadata.get("permission")
+        raise ApprovalRequired(metadata={"permission": permission, "message": result.content})
+    if result.is_suspended:
+        raise CallDeferred(metadata={"message": result.content})
+    images = [block for block in result.output if isinstance(block, ImageBlock)]
+    if not images:
+        return result.content if result.structured is None else result.structured
+    parts: list[object] = []
+    for block in result.output:
+        if isinstance(block, TextBlock):
+            parts.append(block.text)
+        elif isinstance(block, JsonBlock):
+            parts.append(json_text(block.value))
+        elif block.url is not None:
+            parts.append(ImageUrl(url=block.url))
+        else:
+            data = base64.b64decode(block.data or "")
+            parts.append(BinaryContent(data=data, media_type=block.media_type))
+    return parts
+
+
+def _definition(spec: ToolSpec, strict: bool | None) -> ToolDefinition:
+    return ToolDefinition(
+        name=spec.name,
+        parameters_json_schema=schema_of(spec),
+        description=spec.description,
+        strict=spec.strict if spec.strict is not None else strict,
+        sequential=not spec.concurrency_safe,
+    )
+
+
+@final
+class FerrotoolToolset(AbstractToolset[object]):
+    """The tools of a ferrotool view, as a pydantic-ai toolset (see the module).
+
+    Build one per request over the request's view (``registry.open_view(...)``): over a view
+    with a session it keeps that session's view, reloaded after each call. Over a toolkit or a
+    registry (their default view, no session) one toolset serves every run.
+
+    Args:
+        source: A `ToolView` (a request's), or a `Toolkit` or `Registry` (their default view).
+        context: The runtime context of every call.
+        strict: Ask for strict schemas where a tool does not say.
+        names: Only these tools (default: every tool the view shows).
+        id: The toolset's id, for pydantic-ai.
+    """
+
+    def __init__(
+        self,
+        source: ToolSource,
+        context: RuntimeContext | None = None,
+        *,
+        strict: bool | None = None,
+        names: Sequence[str] | None = None,
+        id: str | None = None,
+    ) -> None:
+        self.view = view_of(source)
+        self.context = context
+        self.strict = strict
+        self.names = None if names is None else tuple(names)
+        self._id = id
+
+    @property
+    def id(self) -> str | None:
+        """The toolset's id, if given."""
+        return self._id
+
+    async def get_tools(self, ctx: RunContext[object]) -> dict[str, ToolsetTool[object]]:
+        """The view's tools, as pydantic-ai definitions."""
+        names = self.view.names() if self.names is None else self.names
+        return {
+            name: ToolsetTool(
+                toolset=self,
+                tool_def=_definition(spec_of(self.view, name), self.strict),
+                max_retries=1,
+                args_validator=_ANY_ARGUMENTS,
+            )
+            for name in names
+        }
+
+    async def call_tool(
+        self,
+        name: str,
+        tool_args: dict[str, Any],
+        ctx: RunContext[object],
+        tool: ToolsetTool[object],
+    ) -> object:
+        """Run one call through ferrotool, answering as a pydantic-ai tool does."""
+        call = ToolUseBlock(call_id(ctx.tool_call_id), name, orjson.dumps(tool_args).decode())
+        approved = bool(ctx.tool_call_approved)
+        result = await run(self.view, call, self.context, approved=approved)
+        if self.view.session is not None:
+            self.view = await self.view.reload()
+        return _answer(result)
+
+
+def toolset(
+    source: ToolSource,
+    context: RuntimeContext | None = None,
+    *,
+    strict: bool | None = None,
+    names: Sequence[str] | None = None,
+    id: str | None = None,
+) -> FerrotoolToolset:
+    """Every tool of ``source`` (or only ``names``) as a pydantic-ai toolset."""
+    return FerrotoolToolset(source, context, strict=strict, names=names, id=id)
+
+
+def tool(source: ToolSource, name: str, context: RuntimeContext | None = None) -> Tool[object]:
+    """One ferrotool tool as a ``pydantic_ai.Tool`` (its calls run through ``source``).
+
+    Raises:
+        InteropError: ``source`` shows no tool ``name``.
+    """
+    view = view_of(source)
+    spec = spec_of(view, name)
+
+    async def call(ctx: RunContext[object], **arguments: object) -> object:
+        block = ToolUseBlock(call_id(ctx.tool_call_id), name, orjson.dumps(arguments).decode())
+        result = await run(view, block, context, approved=bool(ctx.tool_call_approved))
+        return _answer(result)
+
+    return Tool.from_schema(
+        call,
+        name=spec.name,
+        description=spec.description,
+        json_schema=schema_of(spec),
+        takes_ctx=True,
+        sequential=not spec.concurrency_safe,
+    )
+
+
+class _PydanticAITool(ToolBase[dict[str, JsonValue]]):
+    """A pydantic-ai tool, run by ferrotool."""
+
+    def __init__(self, imported: Tool[object], deps_type: type | None) -> None:
+        self._tool = imported
+        self._deps_type = deps_type
+        definition = imported.tool_def
+        super().__init__(
+            name=definition.name,
+            description=definition.description or None,
+            input_schema=definition.parameters_json_schema,
+            concurrency_safe=not definition.sequential,
+            strict=definition.strict,
+            timeout=definition.timeout,
+        )
+
+    async def call(self, param: ToolCallParam[dict[str, JsonValue]]) -> object:
+        schema = self._tool.function_schema
+        arguments = schema.validator.validate_python(param.input)
+        deps = None if self._deps_type is None else param.context.get(self._deps_type)
+        ctx: RunContext[object] = RunContext(
+            deps=deps,
+            model=None,  # type: ignore[arg-type]  # no model runs: the call comes from ferrotool
+            usage=RunUsage(),
+            tool_call_id=param.call.id,
+            tool_name=self.name,
+        )
+        return content_of(await schema.call(arguments, ctx))
+
+
+def from_pydantic_ai(
+    imported: Tool[object], *, deps_type: type | None = None
+) -> ToolBase[dict[str, JsonValue]]:
+    """A pydantic-ai tool as a ferrotool tool, to register in a `Toolkit`.
+
+    Its JSON Schema is the pydantic-ai tool's; a call is validated by ferrotool, then by the
+    tool's own pydantic validator (which builds its typed arguments), and runs the tool's
+    function. A function that takes a ``RunContext`` gets one with the call's id and name, and
+    ``deps`` read from the call's `RuntimeContext` by ``deps_type`` (its ``model`` is ``None``:
+    no pydantic-ai model runs).
+
+    Args:
+        imported: The pydantic-ai tool.
+        deps_type: The type of the dependencies a ``RunContext`` tool reads, looked up in the
+            call's `RuntimeContext`.
+    """
+    return _PydanticAITool(imported, deps_type)
+
+
+__all__ = ["FerrotoolToolset", "from_pydantic_ai", "tool", "toolset"]

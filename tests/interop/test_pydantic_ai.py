@@ -1,0 +1,255 @@
+"""pydantic-ai both ways, with its own offline models (FunctionModel, TestModel)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import orjson
+import pytest
+from pydantic_ai import (
+    Agent,
+    DeferredToolRequests,
+    DeferredToolResults,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RunContext,
+    TextPart,
+    Tool,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.test import TestModel
+
+from ferrotool import (
+    InMemorySessionStore,
+    PermissionContext,
+    PermissionDecision,
+    RuntimeContext,
+    SchemaOnlyTool,
+    ToolBase,
+    ToolCallParam,
+    Toolkit,
+    ToolkitConfig,
+    ToolRequestConfig,
+    ToolResultState,
+    ToolUseBlock,
+    tool,
+)
+from ferrotool.interop import pydantic_ai as bridge
+
+pytestmark = pytest.mark.asyncio_only("pydantic-ai's agent graph runs on asyncio")
+
+CONTEXT = RuntimeContext(user_id="ann", session_id="s1")
+
+
+@tool
+async def get_weather(city: str, days: int = 1) -> str:
+    """Get the weather forecast for a city."""
+    return f"{city}: sunny for {days} day(s)"
+
+
+@tool
+async def db_query(sql: str) -> str:
+    """Run a read-only query."""
+    return "3 rows"
+
+
+class Deploy(ToolBase[dict[str, Any]]):
+    """Deploys a service; asks first."""
+
+    name = "deploy"
+    input_schema = {
+        "type": "object",
+        "properties": {"env": {"type": "string"}},
+        "required": ["env"],
+    }
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: list[str] = []
+
+    async def check_permissions(
+        self, tool_input: dict[str, Any], context: PermissionContext
+    ) -> PermissionDecision:
+        return PermissionDecision.ask(f"Deploy to {tool_input['env']}?")
+
+    async def call(self, param: ToolCallParam[dict[str, Any]]) -> str:
+        self.runs.append(param.input["env"])
+        return f"deployed to {param.input['env']}"
+
+
+def kit(deploy: Deploy | None = None) -> Toolkit:
+    toolkit = Toolkit(ToolkitConfig(meta_tool=True))
+    toolkit.register(get_weather)
+    toolkit.register(deploy or Deploy())
+    toolkit.create_group("database", "Database tools.")
+    toolkit.register(db_query, group="database")
+    return toolkit
+
+
+def returns(messages: list[ModelMessage]) -> dict[str, Any]:
+    """The tool returns of the last request, by call id."""
+    last = messages[-1]
+    assert isinstance(last, ModelRequest)
+    return {
+        part.tool_call_id: part.content for part in last.parts if isinstance(part, ToolReturnPart)
+    }
+
+
+def call(name: str, args: dict[str, Any], id: str) -> ToolCallPart:
+    return ToolCallPart(tool_name=name, args=orjson.dumps(args).decode(), tool_call_id=id)
+
+
+async def test_a_view_as_a_toolset_runs_through_ferrotool() -> None:
+    seen: dict[str, Any] = {}
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            seen["tools"] = {t.name: t.parameters_json_schema for t in info.function_tools}
+            return ModelResponse(
+                parts=[
+                    call("get_weather", {"city": "Paris", "days": 3}, "c1"),
+                    call("get_weather", {"city": "Paris", "days": "three"}, "c2"),
+                ]
+            )
+        seen["returns"] = returns(messages)
+        return ModelResponse(parts=[TextPart("done")])
+
+    toolkit = kit()
+    agent = Agent(FunctionModel(model), toolsets=[bridge.toolset(toolkit)])
+    result = await agent.run("Weather?")
+    assert result.output == "done"
+    assert seen["tools"]["get_weather"] == orjson.loads(
+        toolkit.get_spec("get_weather").parameters  # type: ignore[union-attr]
+    )
+    assert set(seen["tools"]) == {"get_weather", "deploy", "reset_tools"}  # db_query: inactive
+    assert seen["returns"]["c1"] == "Paris: sunny for 3 day(s)"
+    failed = [
+        part
+        for message in result.all_messages()
+        for part in getattr(message, "parts", [])
+        if getattr(part, "tool_call_id", None) == "c2" and part.part_kind != "tool-call"
+    ]
+    assert "days: expected integer" in str(failed[0].content)
+
+
+async def test_an_approval_defers_the_run_and_an_approved_call_runs_once() -> None:
+    deploy = Deploy()
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[call("deploy", {"env": "prod"}, "c1")])
+        return ModelResponse(parts=[TextPart(str(returns(messages)["c1"]))])
+
+    agent = Agent(
+        FunctionModel(model),
+        toolsets=[bridge.toolset(kit(deploy))],
+        output_type=[str, DeferredToolRequests],
+    )
+    first = await agent.run("Ship it.")
+    assert isinstance(first.output, DeferredToolRequests)
+    assert [c.tool_call_id for c in first.output.approvals] == ["c1"]
+    assert deploy.runs == []
+    second = await agent.run(
+        message_history=first.all_messages(),
+        deferred_tool_results=DeferredToolResults(approvals={"c1": True}),
+    )
+    assert second.output == "deployed to prod"
+    assert deploy.runs == ["prod"]
+
+
+async def test_a_client_tool_is_deferred_and_reset_tools_changes_the_next_step() -> None:
+    geo = SchemaOnlyTool({"name": "geolocate", "description": "Where?", "parameters": {}})
+    registry = kit().snapshot()
+    store = InMemorySessionStore()
+    view = await registry.open_view(CONTEXT, store, ToolRequestConfig([geo]))
+    offered: list[set[str]] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        offered.append({t.name for t in info.function_tools})
+        if len(messages) == 1:
+            return ModelResponse(parts=[call("reset_tools", {"database": True}, "c1")])
+        if len(messages) == 3:
+            return ModelResponse(parts=[call("geolocate", {}, "c2")])
+        return ModelResponse(parts=[TextPart(str(returns(messages)["c2"]))])
+
+    agent = Agent(
+        FunctionModel(model),
+        toolsets=[bridge.toolset(view, CONTEXT)],
+        output_type=[str, DeferredToolRequests],
+    )
+    first = await agent.run("Where am I?")
+    assert isinstance(first.output, DeferredToolRequests)
+    assert [c.tool_call_id for c in first.output.calls] == ["c2"]
+    assert "db_query" not in offered[0]
+    assert "db_query" in offered[1]
+    second = await agent.run(
+        message_history=first.all_messages(),
+        deferred_tool_results=DeferredToolResults(calls={"c2": "Paris"}),
+    )
+    assert second.output == "Paris"
+
+
+async def test_test_model_calls_every_tool_with_schema_made_arguments() -> None:
+    toolkit = Toolkit()
+    toolkit.register(get_weather)
+    agent = Agent(TestModel(), toolsets=[bridge.toolset(toolkit)])
+    result = await agent.run("go")
+    assert "get_weather" in result.output
+    assert any(
+        isinstance(part, ToolReturnPart) and "sunny" in str(part.content)
+        for message in result.all_messages()
+        for part in getattr(message, "parts", [])
+    )
+
+
+async def test_one_tool_exported_as_a_pydantic_ai_tool() -> None:
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[call("get_weather", {"city": "Oslo"}, "c1")])
+        return ModelResponse(parts=[TextPart(str(returns(messages)["c1"]))])
+
+    agent = Agent(FunctionModel(model), tools=[bridge.tool(kit(), "get_weather")])
+    assert (await agent.run("?")).output == "Oslo: sunny for 1 day(s)"
+
+
+@dataclasses.dataclass
+class Line:
+    sku: str
+    qty: int
+
+
+@dataclasses.dataclass
+class Shop:
+    currency: str
+
+
+def total(lines: list[Line], discount: float = 0.0) -> str:
+    """Price some order lines."""
+    return f"{sum(line.qty for line in lines) * 2.5 - discount:.2f}"
+
+
+def priced(ctx: RunContext[Shop], amount: float) -> str:
+    """Format an amount in the shop's currency."""
+    return f"{amount:.2f} {ctx.deps.currency} ({ctx.tool_call_id})"
+
+
+async def test_pydantic_ai_tools_imported_into_a_toolkit() -> None:
+    toolkit = Toolkit()
+    toolkit.register(bridge.from_pydantic_ai(Tool(total)))
+    toolkit.register(bridge.from_pydantic_ai(Tool(priced, takes_ctx=True), deps_type=Shop))
+    good = await toolkit.call_tool(
+        ToolUseBlock("c1", "total", '{"lines": [{"sku": "A", "qty": 2}], "discount": 1}')
+    )
+    assert (good.state, good.content) == (ToolResultState.SUCCESS, "4.00")
+    bad = await toolkit.call_tool(ToolUseBlock("c2", "total", '{"lines": [{"sku": "A"}]}'))
+    assert bad.state is ToolResultState.ERROR
+    assert "qty" in bad.content
+    with_deps = await toolkit.call_tool(
+        ToolUseBlock("c3", "priced", '{"amount": 3}'), RuntimeContext.of(Shop("EUR"))
+    )
+    assert with_deps.content == "3.00 EUR (c3)"
+    assert toolkit.get_spec("total").description == "Price some order lines."  # type: ignore[union-attr]

@@ -1,0 +1,85 @@
+"""Provider wire payloads for the tests: what the model APIs answer, as JSON values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# -- OpenAI Chat Completions --
+
+
+def completion(*calls: tuple[str, str, str], text: str | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = [
+            {"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}
+            for id, name, arguments in calls
+        ]
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-test",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls" if calls else "stop",
+                "message": message,
+            }
+        ],
+    }
+
+
+def chunk(tool_calls: list[dict[str, Any]] | None, finish: str | None = None) -> dict[str, Any]:
+    delta: dict[str, Any] = {"role": "assistant"}
+    if tool_calls is not None:
+        delta["tool_calls"] = tool_calls
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-test",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def piece(index: int, arguments: str, id: str | None = None, name: str | None = None) -> Any:
+    function: dict[str, Any] = {"arguments": arguments}
+    if name:
+        function["name"] = name
+    call: dict[str, Any] = {"index": index, "function": function}
+    if id:
+        call |= {"id": id, "type": "function"}
+    return call
+
+
+# -- Anthropic Messages --
+
+
+def message(*content: dict[str, Any]) -> dict[str, Any]:
+    tool_use = any(block["type"] == "tool_use" for block in content)
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": list(content),
+        "stop_reason": "tool_use" if tool_use else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+
+
+def tool_use(id: str, name: str, input: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_use", "id": id, "name": name, "input": input}
+
+
+def sse(kind: str, **fields: Any) -> tuple[str, dict[str, Any]]:
+    return kind, {"type": kind, **fields}
+
+
+def json_delta(index: int, text: str) -> tuple[str, dict[str, Any]]:
+    return sse(
+        "content_block_delta",
+        index=index,
+        delta={"type": "input_json_delta", "partial_json": text},
+    )
