@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 import json
 import warnings
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -111,6 +112,66 @@ def test_a_null_beside_a_number_beyond_64_bits_is_still_read() -> None:
     n = 10**30
     result = kit.call_tool_sync(ToolUseBlock("c1", "big", f'{{"n": {n}, "label": null}}'))
     assert (result.state, result.content) == (ToolResultState.SUCCESS, f"{n} x")
+
+
+@dataclass(frozen=True)
+class Line:
+    name: str
+    qty: int = 1
+    note: str | None = None
+
+
+@tool(inline=True)
+def order(lines: list[Line] | None = None, tags: tuple[str, Line] | None = None) -> str:
+    """An optional list of records and an optional pair: nulls nested under a union."""
+    return f"{lines} {tags}"
+
+
+def test_nulls_inside_an_optional_list_of_records_are_left_out() -> None:
+    kit = Toolkit()
+    kit.register(order)
+    arguments = '{"lines": [{"name": "b", "qty": null, "note": null}], "tags": null}'
+    result = kit.call_tool_sync(ToolUseBlock("c1", "order", arguments))
+    assert result.state is ToolResultState.SUCCESS, result.content
+    assert result.content == "[Line(name='b', qty=1, note=None)] None"
+    pair = '{"lines": null, "tags": ["t", {"name": "c", "qty": null}]}'
+    result = kit.call_tool_sync(ToolUseBlock("c2", "order", pair))
+    assert result.content == "None ('t', Line(name='c', qty=1, note=None))", result.content
+    # A null where the record requires a value is still the model's mistake, named.
+    missing = '{"lines": [{"name": null}]}'
+    result = kit.call_tool_sync(ToolUseBlock("c3", "order", missing))
+    assert result.state is ToolResultState.ERROR
+    assert "lines/0/name" in result.content or "lines.0.name" in result.content, result.content
+
+
+def test_nulls_under_a_union_of_arrays_reach_a_client_tools_records() -> None:
+    record = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "n": {"type": "integer"}},
+        "required": ["name"],
+    }
+    schema = {
+        "type": "object",
+        "properties": {"items": {"anyOf": [{"type": "array", "items": record}, {"type": "null"}]}},
+    }
+    client_tool = SchemaOnlyTool({"name": "client_tool", "parameters": schema})
+    view = Toolkit().snapshot().view(config=ToolRequestConfig([client_tool]))
+    arguments = '{"items": [{"name": "b", "n": null}]}'
+    result = view.call_tool_sync(ToolUseBlock("c1", "client_tool", arguments))
+    assert result.is_suspended, result.content
+
+
+def test_a_null_beside_a_number_beyond_a_float_is_an_error_result() -> None:
+    @tool(inline=True)
+    def measure(x: float, label: str = "x") -> str:
+        """A float and an optional label."""
+        return f"{x} {label}"
+
+    kit = Toolkit()
+    kit.register(measure)
+    result = kit.call_tool_sync(ToolUseBlock("c1", "measure", '{"x": 1e400, "label": null}'))
+    assert result.state is ToolResultState.ERROR
+    assert "number_too_large" in result.content or "1.7976931348623157e308" in result.content
 
 
 @cache

@@ -28,6 +28,7 @@ Document: TypeAlias = object
 
 _UNREADABLE: Final = frozenset({"invalid_json", "input_too_large", "nesting_too_deep"})
 _MAX_REF_HOPS: Final = 32
+_MAX_BRANCHES: Final = 256
 
 
 class _Number(str):
@@ -105,33 +106,58 @@ _CLOSE_ARRAY: Final = _Token("]")
 def drop_optional_nulls(document: Document, schema: JsonValue) -> int:
     """Remove, in place, the ``null`` members the schema declares but does not require.
 
+    Each value is read against every schema that may apply to it (the branches of ``allOf``,
+    ``anyOf`` and ``oneOf`` at every level, so an optional list of records reaches the records'
+    own optional members).
+
     Returns:
         How many members were removed.
     """
     removed = 0
-    stack: list[tuple[object, JsonValue]] = [(document, schema)]
+    stack: list[tuple[object, list[JsonValue]]] = [(document, [schema])]
     while stack:
-        value, node = stack.pop()
-        resolved = _resolve(node, schema)
+        value, nodes = stack.pop()
         if isinstance(value, dict):
-            properties, required, additional = _object_keywords(resolved, schema)
+            properties, required, additional = _object_keywords(_branches(nodes, schema))
             for key in list(value):
                 member = value[key]
                 declared = properties.get(key)
-                if member is None and declared is not None and key not in required:
+                if member is None and declared and key not in required:
                     del value[key]
                     removed += 1
-                elif declared is not None:
+                elif declared:
                     stack.append((member, declared))
-                elif additional is not None:
+                elif additional:
                     stack.append((member, additional))
         elif isinstance(value, list):
-            prefix, items = _array_keywords(resolved, schema)
+            arrays = _array_keywords(_branches(nodes, schema))
             for index, element in enumerate(value):
-                sub = prefix[index] if index < len(prefix) else items
-                if sub is not None:
-                    stack.append((element, sub))
+                subs = [
+                    prefix[index] if index < len(prefix) else items
+                    for prefix, items in arrays
+                    if index < len(prefix) or items is not None
+                ]
+                if subs:
+                    stack.append((element, subs))
     return removed
+
+
+def _branches(nodes: list[JsonValue], root: JsonValue) -> list[Mapping[str, JsonValue]]:
+    """The schema objects that may apply to a value.
+
+    That is ``nodes`` resolved, with the members of their ``allOf``, ``anyOf`` and ``oneOf``
+    at every depth (a bounded number of them).
+    """
+    pending = [_resolve(node, root) for node in nodes]
+    out: list[Mapping[str, JsonValue]] = []
+    while pending and len(out) < _MAX_BRANCHES:
+        current = pending.pop()
+        out.append(current)
+        for keyword in ("allOf", "anyOf", "oneOf"):
+            members = current.get(keyword)
+            if isinstance(members, list):
+                pending.extend(_resolve(member, root) for member in members)
+    return out
 
 
 def _resolve(node: JsonValue, root: JsonValue) -> Mapping[str, JsonValue]:
@@ -170,49 +196,47 @@ def _pointer(root: JsonValue, pointer: str) -> JsonValue | None:
 
 
 def _object_keywords(
-    node: Mapping[str, JsonValue], root: JsonValue
-) -> tuple[dict[str, JsonValue], set[str], JsonValue | None]:
-    """The declared properties, required names and additional-properties schema of an object.
+    branches: list[Mapping[str, JsonValue]],
+) -> tuple[dict[str, list[JsonValue]], set[str], list[JsonValue]]:
+    """What an object's schema branches say of its members.
 
-    The members of ``allOf``, ``anyOf`` and ``oneOf`` are merged in (a bounded number of them):
-    a property is declared when some member declares it, required when some member requires it.
+    Returns the declared properties (each with every schema declaring it), the required names
+    and the additional-properties schemas: a property is declared when some branch declares
+    it, required when some branch requires it.
     """
-    properties: dict[str, JsonValue] = {}
+    properties: dict[str, list[JsonValue]] = {}
     required: set[str] = set()
-    additional: JsonValue | None = None
-    pending: list[Mapping[str, JsonValue]] = [node]
-    seen = 0
-    while pending and seen < 256:
-        seen += 1
-        current = pending.pop()
-        declared = current.get("properties")
+    additional: list[JsonValue] = []
+    for branch in branches:
+        declared = branch.get("properties")
         if isinstance(declared, dict):
             for key, sub in declared.items():
-                properties.setdefault(key, sub)
-        names = current.get("required")
+                properties.setdefault(key, []).append(sub)
+        names = branch.get("required")
         if isinstance(names, list):
             required.update(name for name in names if isinstance(name, str))
-        extra = current.get("additionalProperties")
-        if isinstance(extra, dict) and additional is None:
-            additional = extra
-        for keyword in ("allOf", "anyOf", "oneOf"):
-            branches = current.get(keyword)
-            if isinstance(branches, list):
-                pending.extend(_resolve(branch, root) for branch in branches)
+        extra = branch.get("additionalProperties")
+        if isinstance(extra, dict):
+            additional.append(extra)
     return properties, required, additional
 
 
 def _array_keywords(
-    node: Mapping[str, JsonValue], root: JsonValue
-) -> tuple[list[JsonValue], JsonValue | None]:
-    """The ``prefixItems`` schemas and the ``items`` schema of an array schema."""
-    del root
-    prefix = node.get("prefixItems")
-    items = node.get("items")
-    return (
-        list(prefix) if isinstance(prefix, list) else [],
-        items if isinstance(items, dict) else None,
-    )
+    branches: list[Mapping[str, JsonValue]],
+) -> list[tuple[list[JsonValue], JsonValue | None]]:
+    """The ``prefixItems`` schemas and the ``items`` schema of each array schema branch."""
+    out: list[tuple[list[JsonValue], JsonValue | None]] = []
+    for branch in branches:
+        prefix = branch.get("prefixItems")
+        items = branch.get("items")
+        if isinstance(prefix, list) or isinstance(items, dict):
+            out.append(
+                (
+                    list(prefix) if isinstance(prefix, list) else [],
+                    items if isinstance(items, dict) else None,
+                )
+            )
+    return out
 
 
 __all__ = ["drop_optional_nulls", "dumps", "loads", "readable"]
