@@ -20,7 +20,9 @@ from ferrotool import (
     InMemorySessionStore,
     PermissionBehavior,
     PermissionContext,
+    PermissionContextState,
     PermissionDecision,
+    PermissionMode,
     PermissionRule,
     Reply,
     ResumeError,
@@ -30,6 +32,7 @@ from ferrotool import (
     SuspensionKind,
     ToolBase,
     ToolCallParam,
+    ToolContextState,
     ToolEvent,
     Toolkit,
     ToolRequestConfig,
@@ -370,3 +373,23 @@ async def test_resume_needs_a_session_store() -> None:
     kit, _ = _setup()
     with pytest.raises(ValueError, match="needs a session"):
         await kit.snapshot().view().resume([Confirmation("c1", True)])
+
+
+async def test_a_deny_rule_stops_an_external_call_before_it_suspends() -> None:
+    kit, _ = _setup()
+    rule = PermissionRule(
+        tool_name="geolocate", rule_content=None, behavior=PermissionBehavior.DENY, source="user"
+    )
+    # Even in BYPASS mode (everything else runs without asking), the deny rule comes first.
+    bypass = PermissionContextState(mode=PermissionMode.BYPASS)
+    state = ToolContextState(permissions=bypass.with_rules([rule]))
+    view = kit.snapshot().view(state, ToolRequestConfig([GEO]))
+    batch = await view.call_tools(
+        [ToolUseBlock("c1", "geolocate", "{}"), ToolUseBlock("c2", "search", '{"query": "x"}')],
+        CONTEXT,
+    )
+    denied, found = batch.results
+    assert denied.state is ToolResultState.DENIED
+    assert not denied.is_suspended
+    assert found.content == "results for x"
+    assert batch.suspension is None

@@ -202,6 +202,10 @@ async def test_invalid_arguments_never_leave_the_process(
     assert "text: expected at least 1 character" in result.content
     bad = await toolkit.call_tool(call("echo", {"text": "x", "extra": 1}))
     assert bad.state is ToolResultState.ERROR
+    # The server's schema is draft 7: its `dependencies` is read as draft 7 has it.
+    dependent = await toolkit.call_tool(call("echo", {"text": "x", "times": 2}))
+    assert dependent.state is ToolResultState.ERROR
+    assert "sep" in dependent.content
     assert not [m for m in received(log) if m.get("method") == "tools/call"]
 
 

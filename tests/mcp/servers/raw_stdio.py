@@ -31,8 +31,14 @@ TOOLS: list[dict[str, object]] = [
         "inputSchema": {
             "$schema": "http://json-schema.org/draft-07/schema#",
             "type": "object",
-            "properties": {"text": {"type": "string", "minLength": 1}},
+            "properties": {
+                "text": {"type": "string", "minLength": 1},
+                "times": {"type": "integer"},
+                "sep": {"type": "string"},
+            },
             "required": ["text"],
+            # Draft 7's `dependencies` (2020-12 spells it `dependentRequired`).
+            "dependencies": {"times": ["sep"]},
             "additionalProperties": False,
         },
         "annotations": {"readOnlyHint": True},
