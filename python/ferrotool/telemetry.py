@@ -10,7 +10,8 @@ text as the description. Arguments (``gen_ai.tool.call.arguments``) and results
 
 Spans come from the tracer provider set globally (``opentelemetry.trace.set_tracer_provider``)
 or the one given. A toolkit without this middleware pays nothing for tracing; one with it keeps
-the Rust direct call inside (the span wraps the call, it does not replace it).
+the Rust direct call inside (the span wraps the call, it does not replace it), and while no
+provider is set (or a no-op one is) it makes no span at all: one check a call.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ _ERROR_TYPES: Final = {
     ToolResultState.INTERRUPTED: "interrupted",
 }
 _MAX_RECORDED: Final = 8192
+# Providers that record nothing: the proxy OpenTelemetry hands out before one is set globally,
+# and the explicit no-op one.
+_SILENT: Final = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
 
 
 @final
@@ -43,7 +47,7 @@ class Tracing:
         tracer_provider: The provider to take the tracer from; the global one by default.
     """
 
-    __slots__ = ("_provider", "_tracer", "record_arguments", "record_results")
+    __slots__ = ("_provider", "_tracer", "_tracer_of", "record_arguments", "record_results")
 
     def __init__(
         self,
@@ -56,20 +60,30 @@ class Tracing:
         self.record_results = record_results
         self._provider = tracer_provider
         self._tracer: trace.Tracer | None = None
+        self._tracer_of: TracerProvider | None = None
 
-    def _get_tracer(self) -> trace.Tracer:
-        # Taken on first use, so that a provider set after the toolkit was built is the one used.
-        tracer = self._tracer
-        if tracer is None:
-            tracer = trace.get_tracer("ferrotool", tracer_provider=self._provider)
-            self._tracer = tracer
-        return tracer
+    def _active_tracer(self) -> trace.Tracer | None:
+        """The tracer to use now, or None when no provider records spans.
+
+        Read at each call, so that a provider set after the toolkit was built is the one used;
+        with none set (OpenTelemetry's proxy) or a no-op one, the call runs with no span at all.
+        """
+        provider = self._provider or trace.get_tracer_provider()
+        if isinstance(provider, _SILENT):
+            return None
+        if provider is not self._tracer_of:
+            self._tracer = trace.get_tracer("ferrotool", tracer_provider=provider)
+            self._tracer_of = provider
+        return self._tracer
 
     async def __call__(
         self, call: ToolUseBlock, context: RuntimeContext, next: Next
     ) -> ToolResultBlock:
-        """Run the call inside its span."""
-        with self._get_tracer().start_as_current_span(
+        """Run the call inside its span (or straight through, when nothing records spans)."""
+        tracer = self._active_tracer()
+        if tracer is None:
+            return await next(call, context)
+        with tracer.start_as_current_span(
             f"{_OPERATION} {call.name}", kind=SpanKind.INTERNAL, record_exception=True
         ) as span:
             span.set_attribute("gen_ai.operation.name", _OPERATION)
