@@ -35,7 +35,8 @@ from ferrotool._permissions.state import (
     PermissionContextState,
     WorkingDirectory,
 )
-from ferrotool._registry.toolkit import Registry, Toolkit
+from ferrotool._registry.registry import Registry
+from ferrotool._registry.toolkit import Toolkit
 from ferrotool._registry.view import ToolView
 from ferrotool._requests.config import NO_REQUEST_CONFIG, ToolMergeMode, ToolRequestConfig
 from ferrotool._schema.docstrings import DocstringStyle

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,7 +35,7 @@ def test_the_first_example_is_the_two_line_round_trip_with_the_openai_sdk(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = blocks()[0]
-    assert len([line for line in first.splitlines() if line.strip()]) <= 20
+    assert len([line for line in first.splitlines() if line.strip()]) <= 21
     calls = (
         ("call_1", "get_weather", '{"city": "Paris", "days": 3}'),
         ("call_2", "get_weather", '{"city": "Oslo", "days": 30}'),
@@ -84,3 +87,58 @@ def test_the_model_turn_example_suspends_and_resumes(capsys: pytest.CaptureFixtu
         "['success', 'running', 'running'] confirm",
         "[('c2', 'deployed to prod'), ('c3', 'Paris')] True",
     ]
+
+
+# The examples above (and the skills example of tests/skills/test_readme_skills.py) are complete
+# programs: each is also type-checked as a user's editor would check it.
+PROGRAMS = (
+    "async def handle(",
+    "run_agent(",
+    "view.call_tools(calls, context)",
+    "from ferrotool.skills import",
+)
+# One error on purpose, so that a checker that reads no file (or reports nothing) fails the test.
+DELIBERATE = 'count: int = "three"\n'
+
+
+def programs(folder: Path) -> list[Path]:
+    """The README's complete programs, and the deliberate error, as files in ``folder``."""
+    sources = [blocks()[0], *(block_with(text) for text in PROGRAMS), DELIBERATE]
+    paths = []
+    for index, source in enumerate(sources):
+        name = "deliberate_error" if source is DELIBERATE else f"readme_example_{index}"
+        path = folder / f"{name}.py"
+        path.write_text(source, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def test_the_examples_pass_mypy_strict(tmp_path: Path) -> None:
+    paths = programs(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=README.parent,
+    )
+    errors = [line for line in done.stdout.splitlines() if ": error:" in line]
+    assert errors, done.stdout + done.stderr  # the deliberate one, at least
+    assert [line for line in errors if "deliberate_error.py" not in line] == [], done.stdout
+    assert len(errors) == 1, done.stdout
+
+
+def test_the_examples_pass_pyright(tmp_path: Path) -> None:
+    paths = programs(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "pyright", "--outputjson", "--pythonpath", sys.executable]
+        + [str(path) for path in paths],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    report = json.loads(done.stdout)
+    errors = [d for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    assert report["summary"]["filesAnalyzed"] == len(paths), done.stdout
+    assert [Path(d["file"]).name for d in errors] == ["deliberate_error.py"], errors

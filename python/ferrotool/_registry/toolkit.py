@@ -1,10 +1,8 @@
-"""The `Toolkit` (where tools are registered) and its immutable `Registry` snapshots.
+"""The `Toolkit`: where tools, groups, skills and MCP servers are registered.
 
-Both read and call through their table: `call_tool` is a call through the default view (every
-group at its default activation, and the request config the context carries, if any). A plain
-tool's call goes from `call_tool` (a Rust method of the base class, `_core.ToolCaller`)
-straight to its Rust direct call; every other call runs the pipeline of
-`ferrotool._execution.pipeline` through a `ToolView`.
+Changes are copy-on-write: `snapshot` hands the current table to an immutable `Registry`
+(`ferrotool._registry.registry`) in O(1), and the next change copies the table first. The read
+and call side (lookups, schemas, views, calls) is `ToolSet`'s, shared with `Registry`.
 """
 
 from __future__ import annotations
@@ -15,43 +13,30 @@ import threading
 import types
 from collections.abc import (
     Callable,
-    Coroutine,
     Iterable,
-    Iterator,
     Mapping,
     Sequence,
 )
-from typing import TYPE_CHECKING, Any, cast, final
+from typing import TYPE_CHECKING, cast, final
 
-from ferrotool import _core
-from ferrotool._execution.batch import ToolBatch
-from ferrotool._execution.events import EventSink
-from ferrotool._execution.pipeline import ResultSink, compile_tool
-from ferrotool._execution.resume import Reply
+from ferrotool._execution.pipeline import compile_tool
 from ferrotool._execution.runner import Middleware, Runner, ToolkitConfig
-from ferrotool._execution.stream import EventStream
-from ferrotool._registry.listing import ToolLists
+from ferrotool._registry.registry import Registry, ToolSet
 from ferrotool._registry.table import Table, TableCaches
 from ferrotool._registry.view import ToolView
-from ferrotool._requests.config import NO_REQUEST_CONFIG, ToolRequestConfig
-from ferrotool._requests.resolve import backend_allowed, external_wins
+from ferrotool._requests.config import ToolRequestConfig
 from ferrotool._session.state import (
     EMPTY_STATE,
     SessionKey,
     SessionStore,
     ToolContextState,
-    session_key,
 )
 from ferrotool._tools.base import AgentTool, ToolBase
 from ferrotool._tools.function import FunctionTool, tool
-from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
-from ferrotool._values.context import ProgressSink, RuntimeContext
-from ferrotool._values.execution import ExecutionConfig
+from ferrotool._values.context import ProgressSink
 from ferrotool._values.groups import BASIC, ToolGroup, ToolGroupScope
-from ferrotool._values.spec import ToolSpec
 from ferrotool.builtins.reset_tools import RESET_TOOLS, ResetTools
 from ferrotool.errors import RegistrationError
-from ferrotool.providers import ProviderFormat
 from ferrotool.skills.registration import (
     check_loader_name,
     own_group,
@@ -67,295 +52,8 @@ if TYPE_CHECKING:
     from ferrotool.mcp.client import McpClient
 
 
-class _ToolSet(_core.ToolCaller, ToolLists):
-    """The read and call side shared by `Toolkit` and `Registry`."""
-
-    __slots__ = ("_default_view", "_runner", "_table")
-
-    _table: Table
-    _runner: Runner
-    _default_view: ToolView | None
-
-    def _use(self, table: Table) -> None:
-        """Hold ``table`` from now on (`call_tool` reads its direct calls)."""
-        self._table = table
-        self._default_view = None
-        direct = {} if self._runner.config.middleware else table.direct
-        self._bind(direct, _ToolSet._call_slow)
-
-    # - lookup -
-
-    def get_tool(self, name: str, config: ToolRequestConfig | None = None) -> AgentTool | None:
-        """The tool registered under ``name``, or ``None``.
-
-        With a request ``config``, the tool the request would resolve ``name`` to: the
-        config's external tool, the registry's, or none (group activation is a session
-        matter: see `view`).
-        """
-        if config is not None:
-            external = config.tools.get(name)
-            if external is not None and external_wins(config.mode, name in self):
-                return external
-            if not backend_allowed(config.mode):
-                return None
-        entry = self._table.entries.get(name)
-        return None if entry is None else entry.tool
-
-    def get_spec(self, name: str) -> ToolSpec | None:
-        """The spec the model sees for ``name`` (presets hidden), or ``None``."""
-        entry = self._table.entries.get(name)
-        return None if entry is None else entry.spec
-
-    def names(self) -> tuple[str, ...]:
-        """The registered names, in registration order."""
-        return tuple(self._table.entries)
-
-    def specs(self) -> tuple[ToolSpec, ...]:
-        """The specs, in registration order."""
-        return tuple(entry.spec for entry in self._table.entries.values())
-
-    def groups(self) -> tuple[ToolGroup, ...]:
-        """The tool groups, in the order they were added."""
-        return tuple(self._table.groups.values())
-
-    def group_of(self, name: str) -> frozenset[str]:
-        """The groups a tool belongs to (``{"basic"}`` for an ungrouped one).
-
-        Raises:
-            KeyError: No tool has that name.
-        """
-        return self._table.entries[name].groups or frozenset({BASIC})
-
-    def __len__(self) -> int:
-        return len(self._table.entries)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._table.entries
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(tuple(self._table.entries))
-
-    # - views -
-
-    def view(
-        self,
-        state: ToolContextState = EMPTY_STATE,
-        config: ToolRequestConfig | None = None,
-        *,
-        store: SessionStore | None = None,
-        key: SessionKey | None = None,
-        middleware: Sequence[Middleware] = (),
-    ) -> ToolView:
-        """The tools one request may see and call: these tools, a request config, a session.
-
-        Built in time independent of the number of registered tools.
-
-        Args:
-            state: The session's tool state (active groups, permissions, waiting calls).
-            config: External tools of the request and how they merge with these.
-            store: Where the session's new state is stored (by ``reset_tools``, a batch that
-                suspends, a resume).
-            key: The session.
-            middleware: Wraps this view's calls, inside the toolkit's middleware.
-        """
-        return ToolView(
-            self._table,
-            self._runner,
-            state,
-            config or NO_REQUEST_CONFIG,
-            store,
-            key,
-            middleware,
-        )
-
-    async def open_view(
-        self,
-        context: RuntimeContext,
-        store: SessionStore,
-        config: ToolRequestConfig | None = None,
-        *,
-        middleware: Sequence[Middleware] = (),
-    ) -> ToolView:
-        """Load the session of ``context`` from ``store`` and build its view.
-
-        The session is the context's user and session ids; the request config defaults to the
-        one the context holds, if any.
-        """
-        key = session_key(context)
-        state = await store.load(key)
-        request = config or context.get(ToolRequestConfig)
-        return self.view(state, request, store=store, key=key, middleware=middleware)
-
-    def _view_for(self, context: RuntimeContext | None) -> ToolView:
-        """The view a call through this toolkit runs in.
-
-        Every group is at its default activation, and the request config is the one the
-        context carries, if any.
-        """
-        config = None if context is None else context.get(ToolRequestConfig)
-        if config is not None:
-            return _ToolSet.view(self, EMPTY_STATE, config)
-        view = self._default_view
-        if view is None:
-            view = self._default_view = _ToolSet.view(self)
-        return view
-
-    # - schemas -
-
-    def definitions(
-        self, format: ProviderFormat = "openai_chat", *, strict: bool = False
-    ) -> tuple[bytes, ...]:
-        """Each tool's definition for a provider, as JSON bytes, in registration order.
-
-        Built once per tool, format and strictness, then served from the tool's cache.
-        """
-        return self._table.definitions(self._table.entries.values(), format, strict)
-
-    def schemas_json(
-        self, format: ProviderFormat = "openai_chat", *, strict: bool = False
-    ) -> bytes:
-        """The tool list for a provider request, as JSON bytes (cached)."""
-        key = (format, strict)
-        caches = self._table.caches
-        cached = caches.schemas.get(key)
-        if cached is None:
-            joined = b"[" + b",".join(self.definitions(format, strict=strict)) + b"]"
-            cached = caches.remember(caches.schemas, key, joined)
-        return cached
-
-    # - calls -
-
-    # `call_tool` is the base class's (`_core.ToolCaller`): a plain tool's call goes from there
-    # straight to its Rust direct call; every other call comes back here.
-
-    def _call_slow(
-        self,
-        call: ToolUseBlock,
-        context: RuntimeContext | None,
-        agent: object | None,
-        on_progress: ProgressSink | None,
-        on_result: ResultSink | None = None,
-    ) -> Coroutine[Any, Any, ToolResultBlock]:
-        """`call_tool` for every call that is not a plain tool's: through the default view."""
-        return self._view_for(context).call_tool(
-            call, context, agent=agent, on_progress=on_progress, on_result=on_result
-        )
-
-    def call_tool_sync(
-        self,
-        call: ToolUseBlock,
-        context: RuntimeContext | None = None,
-        *,
-        agent: object | None = None,
-        on_progress: ProgressSink | None = None,
-    ) -> ToolResultBlock:
-        """`call_tool` for sync code: a sync tool runs on the calling thread.
-
-        Calls that need an event loop (async tools, permission checks, timeouts, middleware)
-        run in a fresh one through `anyio.run`; do not call this from inside a running event
-        loop.
-        """
-        return self._view_for(context).call_tool_sync(
-            call, context, agent=agent, on_progress=on_progress
-        )
-
-    async def call_tools(
-        self,
-        calls: Sequence[ToolUseBlock],
-        context: RuntimeContext | None = None,
-        *,
-        agent: object | None = None,
-        config: ExecutionConfig | None = None,
-        parallel: bool = True,
-        on_event: EventSink | None = None,
-    ) -> ToolBatch:
-        """`ToolView.call_tools` in the default view.
-
-        The default view has no session: a suspension is returned but not stored. Open a view
-        with a store (`open_view`) to resume it later.
-        """
-        return await self._view_for(context).call_tools(
-            calls, context, agent=agent, config=config, parallel=parallel, on_event=on_event
-        )
-
-    def stream_tools(
-        self,
-        calls: Sequence[ToolUseBlock],
-        context: RuntimeContext | None = None,
-        *,
-        agent: object | None = None,
-        config: ExecutionConfig | None = None,
-        parallel: bool = True,
-        on_event: EventSink | None = None,
-    ) -> EventStream:
-        """`ToolView.stream_tools` in the default view."""
-        return self._view_for(context).stream_tools(
-            calls, context, agent=agent, config=config, parallel=parallel, on_event=on_event
-        )
-
-    async def resume(
-        self,
-        context: RuntimeContext,
-        store: SessionStore,
-        replies: Sequence[Reply],
-        *,
-        agent: object | None = None,
-        config: ExecutionConfig | None = None,
-        parallel: bool = True,
-        on_event: EventSink | None = None,
-    ) -> ToolBatch:
-        """Settle calls waiting in the session of ``context`` (see `ToolView.resume`).
-
-        Raises:
-            ResumeError: A reply was refused; nothing was accepted then.
-        """
-        view = await self.open_view(context, store)
-        return await view.resume(
-            replies, context, agent=agent, config=config, parallel=parallel, on_event=on_event
-        )
-
-
 @final
-class Registry(_ToolSet):
-    """An immutable snapshot of a toolkit: later registrations do not change it.
-
-    It looks tools up, serves their provider schemas, builds request views and runs calls,
-    exactly like the toolkit it was taken from (sharing its worker threads and progress sinks).
-    """
-
-    __slots__ = ()
-
-    def __init__(self, table: Table, runner: Runner) -> None:
-        self._runner = runner
-        self._use(table)
-
-    def with_tools(self, *tools: AgentTool) -> Registry:
-        """A new registry: these tools added ungrouped (replacing tools of their names).
-
-        This registry is unchanged; the new one shares its groups, worker threads and sinks.
-        Costs a copy of the table (a skill view is built once per set of skills).
-        """
-        table = self._table.copy()
-        for item in tools:
-            entry = compile_tool(item, None, self._runner.config)
-            old = table.entries.get(entry.name)
-            seq = old.seq if old is not None else table.next_seq
-            if old is None:
-                table.next_seq += 1
-            table.place(dataclasses.replace(entry, seq=seq))
-        return Registry(table, self._runner)
-
-    @property
-    def skills(self) -> SkillSet:
-        """The skills registered with `Toolkit.add_skills` (the loader's)."""
-        return skills_of(self._table)
-
-    def __repr__(self) -> str:
-        return f"<Registry of {len(self._table.entries)} tools>"
-
-
-@final
-class Toolkit(_ToolSet):
+class Toolkit(ToolSet):
     """Where tools are registered; `snapshot` gives the immutable `Registry` a request uses.
 
     Changes and snapshots are atomic with respect to each other (a lock around the
@@ -634,6 +332,7 @@ class Toolkit(_ToolSet):
                 registered then.
             McpError: The server could not be reached.
         """
+        # Imported here: the mcp SDK it needs is an optional extra (``ferrotool[mcp]``).
         from ferrotool.mcp._registration import register_mcp
 
         return await register_mcp(
@@ -649,6 +348,7 @@ class Toolkit(_ToolSet):
         Raises:
             RegistrationError: Removal is disabled for this toolkit.
         """
+        # Imported here: the mcp SDK it needs is an optional extra (``ferrotool[mcp]``).
         from ferrotool.mcp._registration import remove_mcp
 
         return await remove_mcp(self, name)

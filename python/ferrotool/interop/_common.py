@@ -17,7 +17,8 @@ from typing import TypeAlias
 import orjson
 
 from ferrotool._execution.pipeline import CallScope, gate, parse
-from ferrotool._registry.toolkit import Registry, Toolkit
+from ferrotool._registry.registry import Registry
+from ferrotool._registry.toolkit import Toolkit
 from ferrotool._registry.view import ToolView
 from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
 from ferrotool._values.content import ContentBlock, ImageBlock, TextBlock

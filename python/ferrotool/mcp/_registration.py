@@ -10,20 +10,48 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 import mcp_types as types
 
+from ferrotool._execution.runner import ToolkitConfig
 from ferrotool._tools.base import AgentTool
-from ferrotool._values.groups import BASIC
+from ferrotool._values.groups import BASIC, ToolGroup
 from ferrotool.errors import RegistrationError
 from ferrotool.mcp.client import McpClient
 from ferrotool.mcp.tool import McpTool, mcp_tools, presets_for
 
-if TYPE_CHECKING:
-    from ferrotool._registry.toolkit import Toolkit
-
 _log: Final = logging.getLogger("ferrotool.mcp")
+
+
+class Toolkit(Protocol):
+    """What registration needs of a `ferrotool.Toolkit` (which calls in here, so not imported)."""
+
+    @property
+    def config(self) -> ToolkitConfig:
+        """The toolkit's configuration (its removal policy)."""
+        ...
+
+    def names(self) -> tuple[str, ...]:
+        """The registered names."""
+        ...
+
+    def get_tool(self, name: str) -> AgentTool | None:
+        """The tool registered under ``name``."""
+        ...
+
+    def groups(self) -> tuple[ToolGroup, ...]:
+        """The tool groups."""
+        ...
+
+    def _swap(
+        self,
+        removed: Iterable[str],
+        added: Iterable[tuple[AgentTool, Mapping[str, object] | None]],
+        groups: frozenset[str],
+    ) -> tuple[AgentTool, ...]:
+        """Remove and register tools in one change."""
+        ...
 
 
 def _groups(group: str | Iterable[str]) -> frozenset[str]:

@@ -12,6 +12,12 @@ to ``max_backoff``). A server that writes something other than JSON-RPC fails th
 flight instead of hanging them. Start-up and each request have their own timeouts.
 """
 
+# Longer than the ~600 lines a module is held to, on purpose: the module is one class whose
+# connection life (start, hold, listen, refresh, break, reconnect with backoff, close) is one
+# state machine over private fields; split across modules, each part would reach into the
+# others' state. The transports, conversions and registration already live apart (_transport,
+# _convert, _registration).
+
 from __future__ import annotations
 
 import contextlib

@@ -22,6 +22,8 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
 
 from ferrotool._session.state import SessionStore
+from ferrotool.cli.demo import DEMO_CONTEXT, demo_toolkit
+from ferrotool.cli.target import load_toolkit
 from ferrotool.mcp.server import McpToolServer
 
 Transport: TypeAlias = Literal["stdio", "sse", "streamable-http"]
@@ -112,11 +114,7 @@ def store_from_url(url: str | None) -> SessionStore | None:
 def server_for(target: str | None, store: SessionStore | None) -> McpToolServer:
     """The server of ``MODULE:OBJECT``, or of the demo toolkit (with its context) for ``None``."""
     if target:
-        from ferrotool.cli import load_toolkit
-
         return McpToolServer(load_toolkit(target), store=store)
-    from ferrotool.cli.demo import DEMO_CONTEXT, demo_toolkit
-
     return McpToolServer(demo_toolkit(), store=store, context=DEMO_CONTEXT, name="ferrotool-demo")
 
 

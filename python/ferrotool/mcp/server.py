@@ -37,7 +37,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ferrotool import __version__
 from ferrotool._execution.batch import Confirmation, waiting
-from ferrotool._registry.toolkit import Registry, Toolkit
+from ferrotool._registry.registry import Registry
+from ferrotool._registry.toolkit import Toolkit
 from ferrotool._registry.view import ToolView
 from ferrotool._session.memory import InMemorySessionStore
 from ferrotool._session.pending import PendingToolCall, SuspensionKind

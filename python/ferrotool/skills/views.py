@@ -40,7 +40,7 @@ from ferrotool.skills.resources import clean_path
 from ferrotool.skills.skill import BASE64_PREFIX, SKILL_FILE, AgentSkill, SkillSet
 
 if TYPE_CHECKING:
-    from ferrotool._registry.toolkit import Registry
+    from ferrotool._registry.registry import Registry
     from ferrotool._registry.view import ToolView
 
 DEFAULT_MAX_BOXES: Final = 64
