@@ -32,41 +32,13 @@
 use serde_json::{Map, Value};
 
 use super::merge::ANNOTATIONS;
-use super::node::{Keyword, KeywordValue, Node, node_of, subschemas};
+use super::node::{Keyword, KeywordValue, Node, node_of};
 use super::walk::Walker;
 use crate::jsonschema::Draft;
 
 /// Keywords kept beside a `$ref` that replaces its siblings (drafts 4 and 7), besides the
 /// annotations: the reference itself, identifiers, and the locations other references use.
 const KEPT_BESIDE_REF: &[&str] = &["$ref", "$schema", "$id", "id", "definitions", "$defs"];
-
-/// The draft a document is written in: the one its `$schema` names, else 2020-12.
-pub(super) fn document_draft(root: &Value) -> Draft {
-    root.get("$schema")
-        .and_then(Value::as_str)
-        .and_then(Draft::from_metaschema)
-        .unwrap_or_default()
-}
-
-/// Whether no schema below the root starts a schema resource of its own (a string `$id`).
-pub(super) fn single_resource(root: &Value) -> bool {
-    let mut stack: Vec<&Value> = match root {
-        Value::Object(map) => subschemas(map, "")
-            .into_iter()
-            .map(|(sub, _)| sub)
-            .collect(),
-        _ => return true,
-    };
-    while let Some(value) = stack.pop() {
-        if let Value::Object(map) = value {
-            if map.get("$id").is_some_and(Value::is_string) {
-                return false;
-            }
-            stack.extend(subschemas(map, "").into_iter().map(|(sub, _)| sub));
-        }
-    }
-    true
-}
 
 /// How messages name a draft.
 fn label(draft: Draft) -> &'static str {

@@ -7,6 +7,7 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
 use crate::json::pointer;
+use crate::jsonschema::Draft;
 
 /// A keyword's value, borrowed from the input, built by a merge, or a `properties` map whose
 /// entries keep their own pointers (they may come from different schemas after a merge).
@@ -213,4 +214,32 @@ pub(super) fn subschemas<'a>(
         }
     }
     out
+}
+
+/// The draft a document is written in: the one its `$schema` names, else 2020-12.
+pub(super) fn document_draft(root: &Value) -> Draft {
+    root.get("$schema")
+        .and_then(Value::as_str)
+        .and_then(Draft::from_metaschema)
+        .unwrap_or_default()
+}
+
+/// Whether no schema below the root starts a schema resource of its own (a string `$id`).
+pub(super) fn single_resource(root: &Value) -> bool {
+    let mut stack: Vec<&Value> = match root {
+        Value::Object(map) => subschemas(map, "")
+            .into_iter()
+            .map(|(sub, _)| sub)
+            .collect(),
+        _ => return true,
+    };
+    while let Some(value) = stack.pop() {
+        if let Value::Object(map) = value {
+            if map.get("$id").is_some_and(Value::is_string) {
+                return false;
+            }
+            stack.extend(subschemas(map, "").into_iter().map(|(sub, _)| sub));
+        }
+    }
+    true
 }

@@ -6,9 +6,8 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Number, Value};
 
-use super::drafts::{document_draft, single_resource};
 use super::merge::{ANNOTATIONS, TYPE_NAMES, merge_values, str_list, widens};
-use super::node::{KeywordValue, Node, index, resolve};
+use super::node::{KeywordValue, Node, document_draft, index, resolve, single_resource};
 use crate::jsonschema::Draft;
 
 /// Subschemas one transform may build before `$ref` inlining stops (hostile fan-out).
