@@ -100,7 +100,8 @@ class JsonSchemaValidator:
     ``dict`` is an object, ``list`` and ``tuple`` are arrays. Integers of any size are compared
     exactly; raw JSON numbers beyond a float's range are refused (``invalid_value``). Patterns
     match in time linear in the string, except those with lookaround or backreferences, which
-    get a budget of backtracking steps (``pattern_too_complex`` past it).
+    get a budget of backtracking steps (``pattern_too_complex`` past it), one a match and one a
+    validation: once spent, every further backtracking match of the validation is refused.
 
     Args:
         schema: The schema as a dict or bool, or as JSON text (``str`` or ``bytes``).

@@ -5,7 +5,9 @@
 //!
 //! Patterns: `^(a+)+$` against `a` x n + `!` for n = 10^3 and 10^6 (linear growth, where a
 //! backtracking engine takes exponential time), and the slowest pattern of the JSON Schema Test
-//! Suite's 2020-12 folder on the same inputs.
+//! Suite's 2020-12 folder on the same inputs; then validation of 50 strings against a linear
+//! and a backtracking `pattern` (what the per-validation backtracking budget costs when it is not
+//! spent), and of 50 hostile strings against a backreference (what it saves when it is).
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 use std::hint::black_box;
@@ -136,15 +138,68 @@ fn suite_patterns() -> Vec<String> {
     out
 }
 
-/// Seconds per match of `pattern` against `text` (best of three).
+/// The median of `samples` (sorted in place).
+fn median(samples: &mut [f64]) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples.get(samples.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Seconds per match of `pattern` against `text` (median of five).
 fn match_time(pattern: &Pattern, text: &str) -> f64 {
-    let mut best = f64::INFINITY;
-    for _ in 0..3 {
-        let start = Instant::now();
-        black_box(pattern.is_match(black_box(text)).ok());
-        best = best.min(start.elapsed().as_secs_f64());
+    let mut samples: Vec<f64> = (0..5)
+        .map(|_| {
+            let start = Instant::now();
+            black_box(pattern.is_match(black_box(text)).ok());
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    median(&mut samples)
+}
+
+/// Times `f` as the median of `runs` timed loops of `iterations` calls, per call.
+fn time_median(name: &str, iterations: u32, runs: usize, mut f: impl FnMut()) {
+    for _ in 0..iterations / 10 {
+        f();
     }
-    best
+    let mut samples: Vec<f64> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..iterations {
+                f();
+            }
+            start.elapsed().as_secs_f64() / f64::from(iterations) * 1e9
+        })
+        .collect();
+    println!("{name:<40} {:>10.0} ns (median)", median(&mut samples));
+}
+
+/// Validation of 50 strings against one `pattern`: linear, backtracking within its budget, and
+/// backtracking past it on every string.
+fn pattern_validation() {
+    let array_of = |pattern: &str| {
+        let schema = json!({"type": "array", "items": {"type": "string", "pattern": pattern}});
+        SchemaValidator::compile(&schema, Options::default()).unwrap()
+    };
+    let strings = Value::Array((0..50).map(|i| json!(format!("item-{i:04}"))).collect());
+    let linear = array_of(r"^[a-z]+-\d+$");
+    let lookahead = array_of(r"^(?=[a-z])[a-z]+-\d+$");
+    for (name, validator) in [("linear", &linear), ("lookahead", &lookahead)] {
+        time_median(&format!("is_valid 50 strings, {name}"), 2_000, 11, || {
+            assert!(validator.is_valid(black_box(&&strings)));
+        });
+        time_median(&format!("validate 50 strings, {name}"), 2_000, 11, || {
+            assert!(validator.validate(black_box(&&strings)).is_ok());
+        });
+    }
+    let hostile = Value::Array(
+        (0..50)
+            .map(|_| json!(format!("{}!", "a".repeat(40))))
+            .collect(),
+    );
+    let backreference = array_of(r"^(?:(a+)+\1)+$");
+    time_median("validate 50 hostile strings, backref", 1, 3, || {
+        assert!(backreference.validate(black_box(&&hostile)).is_err());
+    });
 }
 
 fn patterns() {
@@ -190,6 +245,7 @@ fn patterns() {
 
 fn main() {
     patterns();
+    pattern_validation();
     let schema = s2_schema();
     time("compile S2", 20_000, || {
         black_box(SchemaValidator::compile(black_box(&schema), Options::default()).unwrap());

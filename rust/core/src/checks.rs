@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 use crate::error::ErrorCode;
 use crate::ir::{NumberBounds, StringBounds};
 use crate::json::Number;
-use crate::pattern::Pattern;
+use crate::pattern::{Budget, Pattern};
 
 /// Orders two JSON numbers exactly when both are integers, by `f64` otherwise.
 pub fn compare_numbers(left: Number, right: Number) -> Ordering {
@@ -283,8 +283,14 @@ impl StringCheck {
         self.min_length.is_none() && self.max_length.is_none() && self.pattern.is_none()
     }
 
-    /// Checks one string; lengths count code points.
+    /// Checks one string as the only check of a validation; lengths count code points.
     pub fn check(&self, value: &str) -> Result<(), Failure> {
+        self.check_within(value, &mut Budget::new())
+    }
+
+    /// Like [`check`](Self::check), as one check of a validation whose pattern matches spend
+    /// `budget` (see [`Budget`]).
+    pub fn check_within(&self, value: &str, budget: &mut Budget) -> Result<(), Failure> {
         if self.min_length.is_some() || self.max_length.is_some() {
             let length = value.chars().count() as u64;
             if let Some(minimum) = self.min_length
@@ -305,7 +311,7 @@ impl StringCheck {
             }
         }
         if let Some(pattern) = &self.pattern {
-            match pattern.is_match(value) {
+            match pattern.is_match_within(value, budget) {
                 Ok(true) => {}
                 Ok(false) => {
                     return Err((

@@ -12,27 +12,99 @@
 //! - With them it runs on `fancy-regex`, a backtracking engine, with a budget of
 //!   [`BACKTRACK_LIMIT`] backtracking steps a match: when the budget is spent the match is
 //!   [`TooComplex`], which validation reports as `pattern_too_complex`, never a hang.
+//! - A budget a match is not a budget a validation: a document of many strings could spend it
+//!   once per string. One validation therefore threads one [`Budget`] through its matches: once
+//!   a match has spent its steps, or the validation's backtracking matches together have taken
+//!   [`VALIDATION_ALLOWANCE`], every further backtracking match of that validation fails at once
+//!   with [`TooComplex::Validation`]. Linear patterns never touch the budget.
 //!
 //! A valid pattern that neither engine can take (a lookbehind of variable length, a lone
 //! surrogate escape) is refused when the schema is compiled.
 use std::fmt;
+use std::time::{Duration, Instant};
 
 /// Backtracking steps a single match of a pattern with lookaround or backreferences may take.
 pub const BACKTRACK_LIMIT: usize = 1_000_000;
 
+/// Time the backtracking matches of one validation may take together. `fancy-regex` does not
+/// report the steps a match took, so the allowance is timed: it bounds a document of many strings
+/// that each stay just under [`BACKTRACK_LIMIT`]. A benign match takes microseconds.
+pub const VALIDATION_ALLOWANCE: Duration = Duration::from_millis(200);
+
 /// The compiled program of the `regex` crate may use this many bytes (its default is 10 MiB).
 const SIZE_LIMIT: usize = 8 << 20;
 
-/// A match that would take more than [`BACKTRACK_LIMIT`] backtracking steps.
+/// A backtracking match refused for its cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TooComplex;
+pub enum TooComplex {
+    /// This match would take more than [`BACKTRACK_LIMIT`] backtracking steps.
+    Match,
+    /// The validation's [`Budget`] was spent by earlier matches, so this one was not tried.
+    Validation,
+}
 
 impl fmt::Display for TooComplex {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "matching the pattern takes more than {BACKTRACK_LIMIT} backtracking steps"
-        )
+        match self {
+            Self::Match => write!(
+                f,
+                "matching the pattern takes more than {BACKTRACK_LIMIT} backtracking steps"
+            ),
+            Self::Validation => f.write_str(
+                "not tried: this validation has spent its backtracking budget on other strings",
+            ),
+        }
+    }
+}
+
+/// The backtracking allowance of one validation, spent by its matches of patterns with
+/// lookaround or backreferences (see the module notes).
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Time taken by backtracking matches so far.
+    spent: Duration,
+    allowance: Duration,
+    /// Set when a match of the current walk spent its [`BACKTRACK_LIMIT`].
+    overrun: bool,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Budget {
+    /// A fresh budget of [`VALIDATION_ALLOWANCE`].
+    pub const fn new() -> Self {
+        Self::with_allowance(VALIDATION_ALLOWANCE)
+    }
+
+    /// A fresh budget of `allowance` of backtracking time.
+    pub const fn with_allowance(allowance: Duration) -> Self {
+        Self {
+            spent: Duration::ZERO,
+            allowance,
+            overrun: false,
+        }
+    }
+
+    /// True when further backtracking matches fail at once.
+    pub fn is_spent(&self) -> bool {
+        self.overrun || self.spent >= self.allowance
+    }
+
+    /// The budget for a second walk over the same value (a validation that first checks
+    /// quickly, then walks again to collect its errors): the time spent carries over, so the
+    /// whole validation stays within the allowance and one overrunning match a walk, while the
+    /// walk may match again the string that overran the first one (strings before it are then
+    /// matched, not refused, unless the allowance is spent too).
+    #[must_use]
+    pub const fn next_walk(self) -> Self {
+        Self {
+            overrun: false,
+            ..self
+        }
     }
 }
 
@@ -94,13 +166,41 @@ impl Pattern {
         matches!(self.engine, Engine::Linear(_))
     }
 
-    /// Whether the pattern matches anywhere in `text` (patterns are not anchored).
+    /// Whether the pattern matches anywhere in `text` (patterns are not anchored), as the only
+    /// match of a validation.
     pub fn is_match(&self, text: &str) -> Result<bool, TooComplex> {
+        self.is_match_within(text, &mut Budget::new())
+    }
+
+    /// Like [`is_match`](Self::is_match), as one match of a validation that spends `budget`:
+    /// a backtracking match fails at once when the budget is spent, and is timed against it
+    /// otherwise. A linear match leaves the budget alone.
+    #[inline]
+    pub fn is_match_within(&self, text: &str, budget: &mut Budget) -> Result<bool, TooComplex> {
         match &self.engine {
             Engine::Linear(regex) => Ok(regex.is_match(text)),
-            Engine::Bounded(regex) => regex.is_match(text).map_err(|_| TooComplex),
+            Engine::Bounded(regex) => bounded_match(regex, text, budget),
         }
     }
+}
+
+/// A backtracking match within the validation's `budget`.
+#[inline(never)]
+fn bounded_match(
+    regex: &fancy_regex::Regex,
+    text: &str,
+    budget: &mut Budget,
+) -> Result<bool, TooComplex> {
+    if budget.is_spent() {
+        return Err(TooComplex::Validation);
+    }
+    let start = Instant::now();
+    let outcome = regex.is_match(text);
+    budget.spent += start.elapsed();
+    outcome.map_err(|_| {
+        budget.overrun = true;
+        TooComplex::Match
+    })
 }
 
 /// ECMA-262 `.`: anything but a line terminator.
@@ -464,6 +564,75 @@ mod tests {
         assert!(matches(r"(?<!b)a", "ca"));
         let hard = Pattern::new(r"^(?:(a+)+\1)+$").ok();
         let text = format!("{}!", "a".repeat(40));
-        assert_eq!(hard.map(|p| p.is_match(&text)), Some(Err(TooComplex)));
+        assert_eq!(
+            hard.map(|p| p.is_match(&text)),
+            Some(Err(TooComplex::Match))
+        );
+    }
+
+    #[test]
+    fn one_budget_a_validation() {
+        let (hard, linear) = (Pattern::new(r"^(?:(a+)+\1)+$"), Pattern::new("^a+$"));
+        assert!(hard.is_ok() && linear.is_ok());
+        let (Ok(hard), Ok(linear)) = (hard, linear) else {
+            return;
+        };
+        let hostile = format!("{}!", "a".repeat(40));
+        let mut budget = Budget::new();
+        assert_eq!(hard.is_match_within("aa", &mut budget), Ok(true));
+        assert!(!budget.is_spent());
+        assert_eq!(
+            hard.is_match_within(&hostile, &mut budget),
+            Err(TooComplex::Match)
+        );
+        assert!(budget.is_spent());
+        // Every further backtracking match of the validation fails at once, even a benign one.
+        for _ in 0..50 {
+            let start = Instant::now();
+            assert_eq!(
+                hard.is_match_within(&hostile, &mut budget),
+                Err(TooComplex::Validation)
+            );
+            assert!(start.elapsed() < Duration::from_millis(5));
+        }
+        assert_eq!(
+            hard.is_match_within("aa", &mut budget),
+            Err(TooComplex::Validation)
+        );
+        // Linear patterns never spend it, nor are refused by it.
+        assert_eq!(linear.is_match_within("aaa", &mut budget), Ok(true));
+        // A second walk of the validation may try one more overrunning match, no more.
+        let mut second = budget.next_walk();
+        assert!(!second.is_spent());
+        assert_eq!(
+            hard.is_match_within(&hostile, &mut second),
+            Err(TooComplex::Match)
+        );
+        assert!(second.is_spent());
+    }
+
+    #[test]
+    fn the_allowance_bounds_matches_that_stay_within_their_steps() {
+        let lookahead = Pattern::new(r"^(?=a)a+$");
+        assert!(lookahead.as_ref().is_ok_and(|p| !p.is_linear()));
+        let Ok(lookahead) = lookahead else {
+            return;
+        };
+        let mut budget = Budget::with_allowance(Duration::ZERO);
+        assert!(budget.is_spent());
+        assert_eq!(
+            lookahead.is_match_within("aaa", &mut budget),
+            Err(TooComplex::Validation)
+        );
+        let mut budget = Budget::with_allowance(Duration::from_nanos(1));
+        assert_eq!(lookahead.is_match_within("aaa", &mut budget), Ok(true));
+        // That match took at least the nanosecond allowed: the next one is refused, and so is
+        // every match of a second walk, since time spent carries over.
+        assert!(budget.is_spent());
+        assert_eq!(
+            lookahead.is_match_within("aaa", &mut budget),
+            Err(TooComplex::Validation)
+        );
+        assert!(budget.next_walk().is_spent());
     }
 }

@@ -23,6 +23,10 @@ const DETACH_BYTES: usize = 16 * 1024;
 #[pyclass(name = "JsonSchemaValidator", module = "ferrotool._core", frozen)]
 pub(crate) struct PySchemaValidator {
     inner: SchemaValidator,
+    /// Raw JSON of any size is validated with the interpreter released: the schema holds a
+    /// pattern with lookaround or backreferences, whose matches in one validation may take up
+    /// to the backtracking budget (a few hundred milliseconds), however short the input.
+    detach_always: bool,
 }
 
 /// Reads a schema given as a dict/bool (JSON-like Python) or as JSON text.
@@ -65,7 +69,10 @@ impl PySchemaValidator {
                 if wide.big {
                     return Ok(Parsed::Python(jiter_to_python(py, &value)?));
                 }
-                Ok(Parsed::Plain(plain, raw.len() >= DETACH_BYTES))
+                Ok(Parsed::Plain(
+                    plain,
+                    self.detach_always || raw.len() >= DETACH_BYTES,
+                ))
             }
             Err(error) => {
                 let position = error.get_position(raw);
@@ -318,7 +325,11 @@ impl PySchemaValidator {
         };
         let inner = SchemaValidator::compile_with_resources(&schema, options, &documents)
             .map_err(|error| PyValueError::new_err(error.to_string()))?;
-        Ok(Self { inner })
+        let detach_always = inner.has_backtracking_pattern();
+        Ok(Self {
+            inner,
+            detach_always,
+        })
     }
 
     /// True when the value is valid; stops at the first problem.

@@ -30,6 +30,29 @@ pub(crate) struct Compiled {
     pub root: NodeId,
     /// True when some `$dynamicRef` resolves dynamically, so validation tracks the scope.
     pub dynamic: bool,
+    /// True when some `pattern` or `patternProperties` key needs backtracking.
+    pub backtracking: bool,
+}
+
+/// True when a node matches a pattern with lookaround or backreferences.
+fn has_backtracking_pattern(nodes: &[Node]) -> bool {
+    nodes.iter().any(|node| {
+        let Node::Schema(schema) = node else {
+            return false;
+        };
+        let string = schema
+            .string
+            .as_ref()
+            .and_then(|keywords| keywords.pattern.as_ref())
+            .is_some_and(|pattern| !pattern.is_linear());
+        let object = schema.object.as_ref().is_some_and(|keywords| {
+            keywords
+                .pattern_properties
+                .iter()
+                .any(|(pattern, _)| !pattern.is_linear())
+        });
+        string || object
+    })
 }
 
 fn address(value: &Value) -> usize {
@@ -300,11 +323,13 @@ pub(crate) fn compile(
     }
     merge_type_unions(&mut nodes);
     mark_shortcuts(&mut nodes);
+    let backtracking = has_backtracking_pattern(&nodes);
     Ok(Compiled {
         nodes,
         resources,
         root,
         dynamic,
+        backtracking,
     })
 }
 

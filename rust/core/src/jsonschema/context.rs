@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::node::{DynamicRef, Node, NodeId, Resource};
 use crate::error::{ErrorCode, LineError, Path, PathItem};
+use crate::pattern::Budget;
 
 /// A string read as another type in lenient mode: where, and the value it became.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,6 +63,9 @@ pub(crate) struct Context<'a> {
     pub scope: Vec<u32>,
     pub errors: Vec<LineError>,
     pub coercions: Vec<Coercion>,
+    /// The validation's backtracking budget, spent only by patterns with lookaround or
+    /// backreferences (one for the whole validation: see [`Budget::next_walk`]).
+    pub budget: Budget,
 }
 
 impl<'a> Context<'a> {

@@ -26,6 +26,7 @@ use serde_json::Value;
 
 use crate::error::LineError;
 use crate::json::Instance;
+use crate::pattern::Budget;
 use compile::Compiled;
 pub use context::Coercion;
 use context::Context;
@@ -72,7 +73,7 @@ impl SchemaValidator {
         &self.options
     }
 
-    fn context(&self, collect: bool) -> Context<'_> {
+    fn context(&self, collect: bool, budget: Budget) -> Context<'_> {
         let limits = &self.options.limits;
         Context {
             nodes: &self.compiled.nodes,
@@ -90,17 +91,19 @@ impl SchemaValidator {
             scope: Vec::new(),
             errors: Vec::new(),
             coercions: Vec::new(),
+            budget,
         }
     }
 
-    /// Runs one walk and returns its context; `root_check` guards a too-deep root container.
+    /// Runs one walk with `budget` and returns its context.
     fn run<'s, I: Instance>(
         &'s self,
         instance: &I,
         collect: bool,
         record: bool,
+        budget: Budget,
     ) -> (bool, Context<'s>) {
-        let mut ctx = self.context(collect);
+        let mut ctx = self.context(collect, budget);
         ctx.record = record;
         let valid = validate_node(&mut ctx, self.compiled.root, instance);
         for error in &mut ctx.errors {
@@ -115,16 +118,25 @@ impl SchemaValidator {
     /// True when `instance` is valid; stops at the first failure and allocates nothing on success.
     pub fn is_valid<I: Instance>(&self, instance: &I) -> bool {
         // No errors or coercions are recorded, so there is no context to hand back.
-        let mut ctx = self.context(false);
+        let mut ctx = self.context(false, Budget::new());
         validate_node(&mut ctx, self.compiled.root, instance)
+    }
+
+    /// True when the schema holds a pattern with lookaround or backreferences, whose matches
+    /// backtrack (within the validation's budget) rather than run in linear time.
+    pub fn has_backtracking_pattern(&self) -> bool {
+        self.compiled.backtracking
     }
 
     /// Every error (up to `limits.max_errors`), or `Ok` when `instance` is valid.
     pub fn validate<I: Instance>(&self, instance: &I) -> Result<(), Vec<LineError>> {
-        if self.is_valid(instance) {
+        // The quick walk first (allocation-free on success), then the collecting walk, one
+        // backtracking budget for both.
+        let mut fast = self.context(false, Budget::new());
+        if validate_node(&mut fast, self.compiled.root, instance) {
             return Ok(());
         }
-        let (_, ctx) = self.run(instance, true, false);
+        let (_, ctx) = self.run(instance, true, false, fast.budget.next_walk());
         Err(non_empty(ctx.errors, instance))
     }
 
@@ -134,11 +146,11 @@ impl SchemaValidator {
         &self,
         instance: &I,
     ) -> Result<Vec<Coercion>, Vec<LineError>> {
-        let (valid, fast) = self.run(instance, false, false);
+        let (valid, fast) = self.run(instance, false, false, Budget::new());
         if valid && !fast.coerced {
             return Ok(Vec::new());
         }
-        let (_, ctx) = self.run(instance, true, true);
+        let (_, ctx) = self.run(instance, true, true, fast.budget.next_walk());
         if valid {
             Ok(ctx.coercions)
         } else {

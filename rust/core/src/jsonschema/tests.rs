@@ -438,3 +438,55 @@ fn validator_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<SchemaValidator>();
 }
+
+#[test]
+fn one_backtracking_budget_a_validation() {
+    // A backreference needs backtracking; nested quantifiers then explode on a near miss.
+    let schema = json!({
+        "type": "object",
+        "properties": {"tags": {"type": "array", "items": {"pattern": r"^(?:(a+)+\1)+$"}}},
+        "patternProperties": {r"^(?=x)x+$": true}
+    });
+    let limits = Limits {
+        max_errors: 100,
+        ..Limits::default()
+    };
+    let options = Options {
+        limits,
+        ..Options::default()
+    };
+    let validator = SchemaValidator::compile(&schema, options).unwrap();
+    assert!(validator.has_backtracking_pattern());
+    assert!(
+        !super::SchemaValidator::compile(&json!({"pattern": "^(a+)+$"}), Options::default())
+            .unwrap()
+            .has_backtracking_pattern()
+    );
+    let hostile = format!("{}!", "a".repeat(40));
+    let mut tags: Vec<Value> = vec![json!("aa")];
+    tags.extend((0..50).map(|_| json!(hostile)));
+    let instance = json!({"tags": tags, "xx": 1});
+    let start = std::time::Instant::now();
+    let errors = validator.validate(&&instance).unwrap_err();
+    let elapsed = start.elapsed();
+    // Every hostile string is reported, the benign one before them is not, and the names matched
+    // by a lookahead after the budget is spent ("tags" itself, then "xx") are refused for their
+    // cost too.
+    let codes: Vec<(String, &str)> = errors
+        .iter()
+        .map(|e| (json_pointer(&e.path), e.code.as_str()))
+        .collect();
+    let mut expected: Vec<(String, &str)> = (1..=50)
+        .map(|index| (format!("/tags/{index}"), "pattern_too_complex"))
+        .collect();
+    expected.push(("/tags".to_owned(), "pattern_too_complex"));
+    expected.push(("/xx".to_owned(), "pattern_too_complex"));
+    assert_eq!(codes, expected);
+    assert!(errors[0].expected.contains("backtracking steps"));
+    assert!(errors[1].expected.contains("backtracking budget"));
+    // Two overrunning matches (one a walk) and the rest refused at once: far below 50 matches'
+    // worth of the per-match budget, even on a slow machine.
+    assert!(elapsed < std::time::Duration::from_secs(5), "{elapsed:?}");
+    // A fresh validation starts with a fresh budget.
+    assert!(validator.is_valid(&&json!({"tags": ["aa"], "xx": 1})));
+}

@@ -3,6 +3,7 @@ use ferrotool_core::checks::{NumberCheck, StringCheck};
 use ferrotool_core::error::{ErrorCode, LineError, PathItem, describe_str};
 use ferrotool_core::ir::{Container, StringValue};
 use ferrotool_core::json::Number;
+use ferrotool_core::pattern::Budget;
 use pyo3::exceptions::{PyArithmeticError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{
@@ -38,6 +39,9 @@ pub(crate) struct Context<'py> {
     max_depth: u16,
     depth: u16,
     lenient: bool,
+    /// The run's backtracking budget, spent only by `Param(pattern=)` patterns with lookaround
+    /// or backreferences: once spent, every further such match fails at once.
+    budget: Budget,
 }
 
 /// The field-value slots reserved up front: enough for a few nested records of common width.
@@ -62,6 +66,7 @@ impl<'py> Context<'py> {
             max_depth,
             depth: 0,
             lenient,
+            budget: Budget::new(),
         }
     }
 
@@ -448,7 +453,7 @@ impl Engine {
         original: Option<Bound<'py, PyAny>>,
         context: &mut Context<'py>,
     ) -> Built<'py> {
-        if let Err((code, expected)) = check.check(text) {
+        if let Err((code, expected)) = check.check_within(text, &mut context.budget) {
             return context.error(code, expected, describe_str(text));
         }
         Ok(Some(match original {

@@ -133,10 +133,9 @@ fn collect_schema<I: Instance>(
                 for ((key, _), mark) in instance.object_items().zip(marks.iter_mut()) {
                     let key = key.as_ref();
                     if object.property(key).is_some()
-                        || object
-                            .pattern_properties
-                            .iter()
-                            .any(|(pattern, _)| pattern.is_match(key) == Ok(true))
+                        || object.pattern_properties.iter().any(|(pattern, _)| {
+                            pattern.is_match_within(key, &mut ctx.budget) == Ok(true)
+                        })
                     {
                         *mark = true;
                     }

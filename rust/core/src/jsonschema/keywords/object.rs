@@ -137,7 +137,7 @@ pub(crate) fn validate<I: Instance>(
                 check!(ctx, valid, ctx.child(Step::Key(key), id, &value));
             }
             for (pattern, id) in &keywords.pattern_properties {
-                match pattern.is_match(key) {
+                match pattern.is_match_within(key, &mut ctx.budget) {
                     Ok(true) => {
                         matched = true;
                         check!(ctx, valid, ctx.child(Step::Key(key), *id, &value));

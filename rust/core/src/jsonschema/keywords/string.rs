@@ -53,7 +53,7 @@ pub(crate) fn validate<I: Instance>(
         }
     }
     if let Some(pattern) = &keywords.pattern {
-        match pattern.is_match(&text) {
+        match pattern.is_match_within(&text, &mut ctx.budget) {
             Ok(true) => {}
             Ok(false) => fail!(
                 ctx,
