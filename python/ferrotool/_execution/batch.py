@@ -39,12 +39,13 @@ from ferrotool._execution.events import (
     ToolCallStarted,
     ToolEvent,
 )
+from ferrotool._execution.loopback import on_loop
 from ferrotool._execution.runner import Runner
 from ferrotool._permissions.decisions import PermissionRule
 from ferrotool._session.pending import PendingToolCall, SuspensionKind
 from ferrotool._session.state import SessionKey, SessionStore, update_session
 from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
-from ferrotool._values.context import ProgressSink, RuntimeContext, ToolProgress
+from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.execution import DEFAULTS, UNSET, ExecutionConfig
 
 
@@ -247,10 +248,12 @@ def _ignore(event: ToolEvent) -> None:
 
 
 def _progress_sink(emit: EventSink) -> ProgressSink:
-    def sink(progress: ToolProgress) -> None:
-        emit(progress)
+    """The batch's progress sink, handing chunks to ``emit`` on the event loop's thread.
 
-    return sink
+    A chunk a sync tool emits on its worker thread reaches ``emit`` in order, and before its
+    call's `ToolCallFinished`.
+    """
+    return on_loop(emit)
 
 
 def _settled(result: ToolResultBlock, call: ToolUseBlock) -> ToolResultBlock:
