@@ -90,7 +90,8 @@ class ToolBatch:
             that waits has its ``RUNNING`` placeholder here.
         suspension: The calls that wait, or ``None``.
         all_denied: Every call was denied.
-        reply_id: For a resume, the reply id of the suspension it settled.
+        reply_id: The reply id the batch is about: the id of its own suspension (``None`` when
+            nothing waits); for a resume, the id of the suspension it settled.
     """
 
     results: tuple[ToolResultBlock, ...]
@@ -225,7 +226,9 @@ async def run_batch(
     all_denied = bool(done) and all(r.state is ToolResultState.DENIED for r in done)
     if all_denied:
         emit(AllToolsDenied(done))
-    return ToolBatch(done, suspension, all_denied)
+    return ToolBatch(
+        done, suspension, all_denied, None if suspension is None else suspension.reply_id
+    )
 
 
 @contextlib.asynccontextmanager
@@ -300,15 +303,23 @@ async def _suspend(
     results: tuple[ToolResultBlock, ...],
     emit: EventSink,
 ) -> Suspension | None:
-    """Gather the calls that wait into a suspension, stored in the session if there is one."""
+    """Gather the calls that wait into a suspension, stored in the session if there is one.
+
+    The reply id is made only when some call waits: most batches suspend nothing.
+    """
+    waits = [
+        (call, result)
+        for call, result in zip(calls, results, strict=True)
+        if result.needs_approval or result.is_suspended
+    ]
+    if not waits:
+        return None
     reply_id = uuid.uuid4().hex
     pending = tuple(
         waiting_call
-        for call, result in zip(calls, results, strict=True)
+        for call, result in waits
         if (waiting_call := waiting(result, call, reply_id)) is not None
     )
-    if not pending:
-        return None
     session = host.session
     if session is not None:
         store, key = session
