@@ -306,9 +306,10 @@ class ToolView(ToolLists):
             config: The batch's execution settings (after each tool's own, before the
                 toolkit's).
             parallel: Whether consecutive concurrency-safe calls may run together.
-            on_event: Receives every event as it happens; a cancelled batch still reports the
-                ``INTERRUPTED`` result of every call without one here, before the cancellation
-                goes on.
+            on_event: Receives every event as it happens, on the event loop's thread (a sync
+                tool's progress included, emitted on its worker thread); a cancelled batch
+                still reports the ``INTERRUPTED`` result of every call without one here, before
+                the cancellation goes on.
         """
         return await run_batch(
             self, calls, context, agent=agent, config=config, parallel=parallel, on_event=on_event
