@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 
+import anyio
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -12,6 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from ferrotool import (
+    Emitter,
     Middleware,
     Next,
     PermissionContext,
@@ -27,6 +29,7 @@ from ferrotool import (
     tool,
 )
 from ferrotool._core import PendingCall
+from ferrotool._execution import middleware
 from ferrotool.telemetry import Tracing
 
 
@@ -139,6 +142,62 @@ async def test_middleware_wraps_every_call_of_a_batch() -> None:
     batch = await kit.call_tools(calls)
     assert sorted(seen) == ["c0", "c1", "c2", "c3"]
     assert [r.content for r in batch.results] == ["0", "1", "2", "3"]
+
+
+async def test_the_onion_is_built_with_the_view_not_per_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[str] = []
+    kit = Toolkit(ToolkitConfig(middleware=[recorder("outer", seen)]))
+    kit.register(echo)
+    view = kit.snapshot().view(middleware=[recorder("own", seen)])
+    built: list[Next] = []
+    layer = middleware._Layer
+
+    def counted(mw: Middleware, inner: Next) -> Next:
+        built.append(inner)
+        return layer(mw, inner)
+
+    monkeypatch.setattr(middleware, "_Layer", counted)
+    calls = [ToolUseBlock(f"c{i}", "echo", f'{{"text": "{i}"}}') for i in range(3)]
+    for call in calls:
+        await view.call_tool(call)
+        await kit.call_tool(call)
+    await view.call_tools(calls)
+    assert built == []
+    assert seen[:4] == ["outer in", "own in", "own out", "outer out"]
+    assert len(seen) == 4 * 3 + 2 * 3 + 4 * 3
+
+
+async def test_next_called_twice_or_from_a_task_of_the_middleware_runs_the_same_call() -> None:
+    chunks: list[str] = []
+
+    @tool
+    async def chatty(text: str, emitter: Emitter) -> str:
+        """Reports progress, so the call's own sink shows it reached the core."""
+        emitter.emit(text)
+        return text
+
+    async def twice_in_a_task(
+        call: ToolUseBlock, context: RuntimeContext, next: Next
+    ) -> ToolResultBlock:
+        await next(call, context)
+        results: list[ToolResultBlock] = []
+
+        async def again() -> None:
+            results.append(await next(call, context))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(again)
+        return results[0]
+
+    kit = Toolkit(ToolkitConfig(middleware=[twice_in_a_task]))
+    kit.register(chatty)
+    result = await kit.call_tool(
+        ToolUseBlock("c1", "chatty", '{"text": "hi"}'),
+        on_progress=lambda progress: chunks.append(progress.chunk.text),  # type: ignore[union-attr]
+    )
+    assert (result.content, chunks) == ("hi", ["hi", "hi"])
 
 
 def _traced(record: bool = False) -> tuple[Toolkit, InMemorySpanExporter]:

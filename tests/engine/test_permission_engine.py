@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 import pytest
 
 from ferrotool import (
@@ -22,7 +23,12 @@ from ferrotool import (
     PermissionRule,
     ToolBase,
     ToolCallParam,
+    ToolContextState,
+    Toolkit,
+    ToolResultState,
+    ToolUseBlock,
 )
+from ferrotool._permissions import engine
 from ferrotool._permissions.engine import decide
 
 ALLOW, DENY, ASK, PASS = (
@@ -294,3 +300,36 @@ def test_rules_added_twice_are_kept_once_and_passthrough_rules_ignored() -> None
     assert state.allow_rules == {"probe": (rule(ALLOW),)}
     assert not state.is_trivial
     assert PermissionContextState().with_rules([rule(PASS)]).is_trivial
+
+
+class _Counted(type):
+    """A metaclass that counts ``isinstance`` checks against its classes."""
+
+    checks = 0
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        _Counted.checks += 1
+        return True
+
+
+async def test_the_gate_makes_no_protocol_check_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether a tool has rule matching and suggestions is decided when it is compiled.
+
+    A runtime protocol check costs about as much as the rest of a gated call.
+    """
+    _Counted.checks = 0
+    kit = Toolkit()
+    kit.register(Probe(read_only=False, own=PermissionDecision.allow()))
+    state = PermissionContextState(mode=PermissionMode.BYPASS).with_rules([rule(ASK, "/etc")])
+    view = kit.snapshot().view(ToolContextState(permissions=state))
+    trivial = kit.snapshot().view()
+    monkeypatch.setattr(engine, "Checked", _Counted("Checked", (), {}))
+    for path in ("/tmp/a", "/etc/passwd"):
+        call = ToolUseBlock("c1", "probe", orjson.dumps({"path": path}).decode())
+        await view.call_tool(call)
+        await trivial.call_tool(call)
+    assert _Counted.checks == 0
+    asked = await view.call_tool(ToolUseBlock("c2", "probe", '{"path": "/etc/hosts"}'))
+    assert asked.needs_approval  # its own match_rule still applies the ask rule
+    ran = await view.call_tool(ToolUseBlock("c3", "probe", '{"path": "/tmp/b"}'))
+    assert ran.state is ToolResultState.SUCCESS

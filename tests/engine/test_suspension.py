@@ -7,6 +7,7 @@ and settled by `resume` with AgentScope's exact refusals.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import anyio
@@ -393,3 +394,26 @@ async def test_a_deny_rule_stops_an_external_call_before_it_suspends() -> None:
     assert not denied.is_suspended
     assert found.content == "results for x"
     assert batch.suspension is None
+
+
+async def test_a_reply_id_is_made_only_for_a_batch_that_waits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[str] = []
+    make = uuid.uuid4
+
+    def counted() -> uuid.UUID:
+        fresh = make()
+        made.append(fresh.hex)
+        return fresh
+
+    monkeypatch.setattr(uuid, "uuid4", counted)
+    kit, _ = _setup()
+    view = await kit.snapshot().open_view(CONTEXT, InMemorySessionStore())
+    ran = await view.call_tools([ToolUseBlock("c1", "search", '{"query": "a"}')], CONTEXT)
+    denied = await view.call_tools([ToolUseBlock("c2", "delete", "{}")], CONTEXT)
+    assert (ran.suspension, ran.reply_id, denied.suspension, denied.reply_id) == (None,) * 4
+    assert made == []
+    waits = await view.call_tools([ToolUseBlock("c3", "deploy", '{"env": "prod"}')], CONTEXT)
+    assert waits.suspension is not None
+    assert made == [waits.suspension.reply_id] == [waits.reply_id]

@@ -39,12 +39,13 @@ from ferrotool._execution.events import (
     ToolCallStarted,
     ToolEvent,
 )
+from ferrotool._execution.loopback import on_loop
 from ferrotool._execution.runner import Runner
 from ferrotool._permissions.decisions import PermissionRule
 from ferrotool._session.pending import PendingToolCall, SuspensionKind
 from ferrotool._session.state import SessionKey, SessionStore, update_session
 from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
-from ferrotool._values.context import ProgressSink, RuntimeContext, ToolProgress
+from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.execution import DEFAULTS, UNSET, ExecutionConfig
 
 
@@ -89,7 +90,8 @@ class ToolBatch:
             that waits has its ``RUNNING`` placeholder here.
         suspension: The calls that wait, or ``None``.
         all_denied: Every call was denied.
-        reply_id: For a resume, the reply id of the suspension it settled.
+        reply_id: The reply id the batch is about: the id of its own suspension (``None`` when
+            nothing waits); for a resume, the id of the suspension it settled.
     """
 
     results: tuple[ToolResultBlock, ...]
@@ -224,7 +226,9 @@ async def run_batch(
     all_denied = bool(done) and all(r.state is ToolResultState.DENIED for r in done)
     if all_denied:
         emit(AllToolsDenied(done))
-    return ToolBatch(done, suspension, all_denied)
+    return ToolBatch(
+        done, suspension, all_denied, None if suspension is None else suspension.reply_id
+    )
 
 
 @contextlib.asynccontextmanager
@@ -247,10 +251,12 @@ def _ignore(event: ToolEvent) -> None:
 
 
 def _progress_sink(emit: EventSink) -> ProgressSink:
-    def sink(progress: ToolProgress) -> None:
-        emit(progress)
+    """The batch's progress sink, handing chunks to ``emit`` on the event loop's thread.
 
-    return sink
+    A chunk a sync tool emits on its worker thread reaches ``emit`` in order, and before its
+    call's `ToolCallFinished`.
+    """
+    return on_loop(emit)
 
 
 def _settled(result: ToolResultBlock, call: ToolUseBlock) -> ToolResultBlock:
@@ -297,15 +303,23 @@ async def _suspend(
     results: tuple[ToolResultBlock, ...],
     emit: EventSink,
 ) -> Suspension | None:
-    """Gather the calls that wait into a suspension, stored in the session if there is one."""
+    """Gather the calls that wait into a suspension, stored in the session if there is one.
+
+    The reply id is made only when some call waits: most batches suspend nothing.
+    """
+    waits = [
+        (call, result)
+        for call, result in zip(calls, results, strict=True)
+        if result.needs_approval or result.is_suspended
+    ]
+    if not waits:
+        return None
     reply_id = uuid.uuid4().hex
     pending = tuple(
         waiting_call
-        for call, result in zip(calls, results, strict=True)
+        for call, result in waits
         if (waiting_call := waiting(result, call, reply_id)) is not None
     )
-    if not pending:
-        return None
     session = host.session
     if session is not None:
         store, key = session

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, final
 
 from ferrotool import _core
+from ferrotool._permissions.engine import Checked
 from ferrotool._tools.base import AgentTool
 from ferrotool._tools.function import FunctionTool
 from ferrotool._values.execution import DEFAULTS, UNSET, ExecutionConfig
@@ -64,6 +65,9 @@ class CompiledTool:
         presets: Fixed argument values merged over the model's.
         function: The function tool, when the tool is one.
         checks_permissions: The tool has its own `ToolBase.check_permissions`.
+        checked: The tool, when it has rule matching and suggestions of its own (a
+            `ferrotool._permissions.engine.Checked`, found out once here: the runtime
+            protocol check is too slow for every call); else ``None``.
         parse: Validates raw JSON arguments into the tool's input; raises `ValidationError`.
         invoke: How a call runs.
         own_execution: The tool's own execution settings (its timeout among them).
@@ -84,6 +88,7 @@ class CompiledTool:
     checks_permissions: bool
     parse: Callable[[str], Any]
     invoke: Invoke
+    checked: Checked | None = None
     own_execution: ExecutionConfig = UNSET
     execution: ExecutionConfig = DEFAULTS
     direct: _core.DirectCall | None = None

@@ -1,13 +1,23 @@
-"""Middleware: the onion around every call (`ToolkitConfig.middleware`)."""
+"""Middleware: the onion around every call (`ToolkitConfig.middleware`).
+
+The onion is built once (per toolkit for its own middleware, per view for a view's own), not
+per call: its core is one function for every call, and what differs from call to call besides
+the call and the context (the agent, the progress sink, the execution settings, an approval,
+and the view that resolves the call) reaches the core through a context variable that `through`
+sets for the call. A middleware's ``next`` is therefore the same object for every call; called
+inside its call (twice, or from a task the middleware starts) it runs that call.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
-from typing import final
+from contextvars import ContextVar
+from typing import Protocol, TypeAlias, final
 
 from ferrotool._execution.runner import Middleware, Next
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
-from ferrotool._values.context import RuntimeContext
+from ferrotool._values.context import ProgressSink, RuntimeContext
+from ferrotool._values.execution import ExecutionConfig
 
 
 @final
@@ -32,4 +42,63 @@ def compose(middleware: Sequence[Middleware], core: Next) -> Next:
     return wrapped
 
 
-__all__ = ["compose"]
+class Dispatch(Protocol):
+    """Resolves and runs one call, past the middleware (`ToolView`'s)."""
+
+    def __call__(
+        self,
+        call: ToolUseBlock,
+        context: RuntimeContext | None,
+        agent: object | None,
+        on_progress: ProgressSink | None,
+        execution: ExecutionConfig | None,
+        approved: bool,
+    ) -> Awaitable[ToolResultBlock]:
+        """The call's result."""
+        ...
+
+
+_Pending: TypeAlias = tuple[Dispatch, object, ProgressSink | None, ExecutionConfig | None, bool]
+
+_PENDING: ContextVar[_Pending] = ContextVar("ferrotool_call_through_middleware")
+
+
+def _core(call: ToolUseBlock, context: RuntimeContext) -> Awaitable[ToolResultBlock]:
+    """The innermost ``next`` of every onion: the call, run as `through` was asked to."""
+    try:
+        dispatch, agent, on_progress, execution, approved = _PENDING.get()
+    except LookupError:
+        raise RuntimeError(
+            "a middleware called next outside its call: call it while the middleware runs "
+            "(in its own task, or in one it starts)"
+        ) from None
+    return dispatch(call, context, agent, on_progress, execution, approved)
+
+
+def onion(middleware: Sequence[Middleware]) -> Next | None:
+    """``middleware`` composed once, around the core of every call run `through` it.
+
+    ``None`` without middleware: calls go straight to their dispatch.
+    """
+    return compose(middleware, _core) if middleware else None
+
+
+async def through(
+    onion: Next,
+    dispatch: Dispatch,
+    call: ToolUseBlock,
+    context: RuntimeContext,
+    agent: object | None,
+    on_progress: ProgressSink | None,
+    execution: ExecutionConfig | None,
+    approved: bool,
+) -> ToolResultBlock:
+    """Run one call through an onion built by `onion`; its core runs it with ``dispatch``."""
+    token = _PENDING.set((dispatch, agent, on_progress, execution, approved))
+    try:
+        return await onion(call, context)
+    finally:
+        _PENDING.reset(token)
+
+
+__all__ = ["Dispatch", "compose", "onion", "through"]

@@ -42,7 +42,8 @@ from ferrotool import _core
 from ferrotool._execution import nulls, outcomes
 from ferrotool._execution.compiled import CompiledTool, Invoke
 from ferrotool._execution.runner import Runner, ToolkitConfig
-from ferrotool._permissions.engine import decide
+from ferrotool._permissions import engine
+from ferrotool._permissions.engine import decide_known
 from ferrotool._permissions.state import (
     EMPTY_PERMISSIONS,
     PermissionContext,
@@ -164,6 +165,7 @@ def compile_tool(
         presets=presets,
         function=function,
         checks_permissions=checks,
+        checked=item if isinstance(item, engine.Checked) else None,
         parse=parse,
         invoke=invoke,
         own_execution=own,
@@ -312,7 +314,9 @@ async def gate(tool: CompiledTool, arguments: object, scope: CallScope) -> objec
     call = scope.call
     if not scope.approved and (tool.checks_permissions or not scope.permissions.is_trivial):
         context = PermissionContext(state=scope.permissions, runtime=scope.context)
-        decision = await decide(tool.tool, arguments, context, own_check=tool.checks_permissions)
+        decision = await decide_known(
+            tool.tool, tool.checked, arguments, context, own_check=tool.checks_permissions
+        )
         stop = outcomes.refusal(call, decision)
         if stop is not None:
             return stop

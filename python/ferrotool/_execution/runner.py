@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeAlias, final
+from typing import Final, TypeAlias, final
 
 import anyio
 import sniffio
@@ -79,13 +79,18 @@ class Runner:
     Attributes:
         config: The toolkit's configuration.
         progress: Sinks that receive every call's progress chunks.
+        onion: The toolkit's middleware, composed once for every view without middleware of
+            its own (``None`` without middleware).
     """
 
-    __slots__ = ("_limits", "config", "progress")
+    __slots__ = ("_limits", "config", "onion", "progress")
 
     def __init__(self, config: ToolkitConfig, progress: tuple[ProgressSink, ...] = ()) -> None:
+        from ferrotool._execution.middleware import onion  # it needs this module's types
+
         self.config = config
         self.progress = progress
+        self.onion: Final[Next | None] = onion(config.middleware)
         self._limits: dict[str, tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]] = {}
 
     def _limiters(self) -> tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]:

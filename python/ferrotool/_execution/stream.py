@@ -1,4 +1,10 @@
-"""A batch's events as an async iterator: `EventStream`."""
+"""A batch's events as an async iterator: `EventStream`.
+
+The events go through an anyio memory object stream, which belongs to the event loop: an event
+sent from a worker thread (a sync tool's progress) is handed back to the loop first
+(`ferrotool._execution.loopback`), so the consumer and ``on_event`` see every event on the loop's
+thread, in order.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ from typing import Self, final
 import anyio
 
 from ferrotool._execution.events import EventSink, ToolEvent
+from ferrotool._execution.loopback import on_loop
 
 
 async def _events(
@@ -27,7 +34,7 @@ async def _events(
 
     async def run() -> None:
         with send:
-            await start(both)
+            await start(on_loop(both))
 
     async with anyio.create_task_group() as group:
         group.start_soon(run)

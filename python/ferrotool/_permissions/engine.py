@@ -85,6 +85,22 @@ async def decide(
             the default has no opinion).
     """
     checked = tool if isinstance(tool, Checked) else None
+    return await decide_known(tool, checked, tool_input, context, own_check=own_check)
+
+
+async def decide_known(
+    tool: Subject,
+    checked: Checked | None,
+    tool_input: object,
+    context: PermissionContext,
+    *,
+    own_check: bool,
+) -> PermissionDecision:
+    """`decide`, with the tool as a `Checked` (or ``None``) found out beforehand.
+
+    A runtime protocol check costs about as much as the rest of a gated call: the pipeline
+    makes it once, when the tool is compiled (`CompiledTool.checked`).
+    """
     decision = await _decide(tool, checked, tool_input, context, own_check)
     if decision.behavior is PermissionBehavior.ASK and not decision.suggested_rules:
         # Every ask offers the person rules to stop being asked.
@@ -192,4 +208,4 @@ def _suggestions(tool: Checked | None, name: str, tool_input: object) -> tuple[P
     return (PermissionRule(tool_name=name, behavior=PermissionBehavior.ALLOW, source="suggested"),)
 
 
-__all__ = ["Checked", "Subject", "decide"]
+__all__ = ["Checked", "Subject", "decide", "decide_known"]

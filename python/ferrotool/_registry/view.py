@@ -8,7 +8,6 @@ table per set of active groups). Nothing in a view can change the registry or an
 
 from __future__ import annotations
 
-import functools
 import weakref
 from collections.abc import Awaitable, Coroutine, Iterator, Sequence
 from typing import Any, Final, final
@@ -19,7 +18,7 @@ from ferrotool._execution import outcomes
 from ferrotool._execution.batch import ToolBatch, run_batch
 from ferrotool._execution.compiled import CompiledTool, Invoke
 from ferrotool._execution.events import EventSink
-from ferrotool._execution.middleware import compose
+from ferrotool._execution.middleware import onion, through
 from ferrotool._execution.pipeline import (
     CallScope,
     ResultSink,
@@ -118,6 +117,7 @@ class ToolView(ToolLists):
         "_key",
         "_middleware",
         "_names",
+        "_onion",
         "_runner",
         "_shadowed",
         "_store",
@@ -139,7 +139,9 @@ class ToolView(ToolLists):
     ) -> None:
         self._table = table
         self._runner = runner
-        self._middleware = (*runner.config.middleware, *middleware)
+        own = tuple(middleware)
+        self._middleware = (*runner.config.middleware, *own)
+        self._onion = onion(self._middleware) if own else runner.onion
         self.state = state
         self.config = config
         self._store = store
@@ -304,9 +306,10 @@ class ToolView(ToolLists):
             config: The batch's execution settings (after each tool's own, before the
                 toolkit's).
             parallel: Whether consecutive concurrency-safe calls may run together.
-            on_event: Receives every event as it happens; a cancelled batch still reports the
-                ``INTERRUPTED`` result of every call without one here, before the cancellation
-                goes on.
+            on_event: Receives every event as it happens, on the event loop's thread (a sync
+                tool's progress included, emitted on its worker thread); a cancelled batch
+                still reports the ``INTERRUPTED`` result of every call without one here, before
+                the cancellation goes on.
         """
         return await run_batch(
             self, calls, context, agent=agent, config=config, parallel=parallel, on_event=on_event
@@ -420,25 +423,20 @@ class ToolView(ToolLists):
         execution: ExecutionConfig | None,
         approved: bool,
     ) -> Awaitable[ToolResultBlock]:
-        """One call through the middleware (if any) and the pipeline."""
-        if not self._middleware:
+        """One call through the middleware (if any: its onion is built once) and the pipeline."""
+        layers = self._onion
+        if layers is None:
             return self._dispatch(call, context, agent, on_progress, execution, approved)
-        core = functools.partial(
-            self._core, agent=agent, on_progress=on_progress, execution=execution, approved=approved
+        return through(
+            layers,
+            self._dispatch,
+            call,
+            context or EMPTY_CONTEXT,
+            agent,
+            on_progress,
+            execution,
+            approved,
         )
-        return compose(self._middleware, core)(call, context or EMPTY_CONTEXT)
-
-    def _core(
-        self,
-        call: ToolUseBlock,
-        context: RuntimeContext,
-        *,
-        agent: object | None,
-        on_progress: ProgressSink | None,
-        execution: ExecutionConfig | None,
-        approved: bool,
-    ) -> Awaitable[ToolResultBlock]:
-        return self._dispatch(call, context, agent, on_progress, execution, approved)
 
     def _dispatch(
         self,
