@@ -10,6 +10,7 @@ folders the caller owns are never touched.
 from __future__ import annotations
 
 import gc
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -40,6 +41,7 @@ from ferrotool.skills import (
     SkillSet,
     SkillViews,
 )
+from ferrotool.skills._folders import TRASH_PREFIX, settle
 from ferrotool.skills.resources import listing as real_listing
 
 
@@ -66,6 +68,15 @@ def _views(max_boxes: int, work: Path | None = None) -> SkillViews:
 
 
 def _boxes_in(work: Path) -> list[Path]:
+    """The box folders in ``work`` (not those released, renamed and being deleted)."""
+    return sorted(
+        path for path in work.iterdir() if path.is_dir() and not path.name.startswith(TRASH_PREFIX)
+    )
+
+
+def _folders_after_deletions(work: Path) -> list[Path]:
+    """Every folder in ``work`` once the background deletions are done."""
+    settle()
     return sorted(path for path in work.iterdir() if path.is_dir())
 
 
@@ -103,7 +114,7 @@ async def test_200_skill_sets_keep_the_disk_bounded(tmp_path: Path) -> None:
         most = max(most, len(_boxes_in(work)))
     assert views.builds == 200
     assert most <= 5  # the cached boxes, and the one being built
-    assert len(_boxes_in(work)) == 4
+    assert len(_folders_after_deletions(work)) == 4
     assert (work / "mine.txt").read_text() == "the caller's"
 
 
@@ -116,7 +127,7 @@ async def test_generated_work_folder_stays_bounded_too() -> None:
     for index in range(1, 60):
         await views.box(_context(index))
         assert len(_boxes_in(work)) <= 2
-    assert len(_boxes_in(work)) == 2
+    assert len(_folders_after_deletions(work)) == 2
 
 
 async def test_an_evicted_box_is_deleted_at_once_when_unused(tmp_path: Path) -> None:
@@ -145,8 +156,8 @@ async def test_a_view_in_use_keeps_its_box_until_released(tmp_path: Path) -> Non
     assert loaded.state is ToolResultState.SUCCESS
     assert len(_boxes_in(tmp_path)) == 2  # the cached box, and the one in use
     del view, missing, loaded
-    assert not folder.parent.exists()  # the last user let go: deleted at once
-    assert len(_boxes_in(tmp_path)) == 1
+    assert not folder.parent.exists()  # the last user let go: taken away at once
+    assert len(_folders_after_deletions(tmp_path)) == 1
 
 
 async def test_a_kept_box_keeps_its_folder_until_dropped(tmp_path: Path) -> None:
@@ -234,7 +245,7 @@ async def test_tasks_racing_eviction_never_miss_a_file(tmp_path: Path) -> None:
             group.start_soon(one, index)
     assert failures == []
     gc.collect()
-    assert len(_boxes_in(tmp_path)) == 2
+    assert len(_folders_after_deletions(tmp_path)) == 2
 
 
 def test_threads_racing_eviction_never_miss_a_file(tmp_path: Path) -> None:
@@ -264,7 +275,7 @@ def test_threads_racing_eviction_never_miss_a_file(tmp_path: Path) -> None:
         thread.join()
     assert failures == []
     gc.collect()
-    assert len(_boxes_in(tmp_path)) == 2
+    assert len(_folders_after_deletions(tmp_path)) == 2
 
 
 async def test_the_callers_folders_are_never_deleted(collection: Path, tmp_path: Path) -> None:
@@ -282,7 +293,7 @@ async def test_the_callers_folders_are_never_deleted(collection: Path, tmp_path:
         skills = (await views.box(_context(index))).skills
         assert _origin(skills, "pdf") == collection / "pdf"  # the caller's, not copied
     # only the in-memory skill is materialised; one cached box left in the caller's work folder
-    assert len(_boxes_in(work)) == 1
+    assert len(_folders_after_deletions(work)) == 1
     assert (work / "notes.txt").read_text() == "mine"
     assert sorted(str(path.relative_to(collection)) for path in collection.rglob("*")) == before
     only_own = SkillViews(
@@ -306,6 +317,7 @@ async def test_a_collected_skill_views_deletes_its_folders() -> None:
     del views
     gc.collect()
     assert not any(folder.exists() for folder in folders)
+    settle()
     assert not work.exists()
 
 
@@ -353,3 +365,24 @@ def test_what_is_left_is_deleted_at_exit(tmp_path: Path) -> None:
     assert not cached.exists()
     assert given.is_dir()
     assert (given / "mine.txt").read_text() == "mine"
+
+
+async def test_deletion_runs_off_the_releasing_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[str] = []
+    real_rmtree = shutil.rmtree
+
+    def recording_rmtree(path: Path, ignore_errors: bool = False) -> None:
+        threads.append(threading.current_thread().name)
+        real_rmtree(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr("ferrotool.skills._folders.shutil.rmtree", recording_rmtree)
+    views = _views(1, tmp_path)
+    folder = (await views.box(_context(0))).folder
+    assert folder is not None
+    await views.box(_context(1))  # released here, on the event loop's thread
+    assert not folder.exists()  # taken away at once
+    settle()
+    assert threads == ["ferrotool-skill-folders"]
+    assert len(_folders_after_deletions(tmp_path)) == 1

@@ -12,7 +12,8 @@ anything can still reach it (the cache, a view or registry built over it, a `Ski
 caller keeps: all of them hold the box's skill loader, whose collection releases this user)
 and every running ``load_skill_through_path`` call (it holds the folder while it reads). So an
 evicted box that no view holds is deleted at once, one evicted while a view or a call uses it
-when the last of them lets go, and the disk of a long-running server stays bounded by the
+when the last of them lets go (renamed away at once, deleted by a background thread:
+`ferrotool.skills._folders`), and the disk of a long-running server stays bounded by the
 boxes in the cache and in use. What is left is deleted when the process exits. Only box
 folders made here are ever deleted: a ``work_dir`` given by the caller, its other contents and
 skills' own folders are left alone.
@@ -20,16 +21,13 @@ skills' own folders are left alone.
 
 from __future__ import annotations
 
-import atexit
 import base64
 import os
-import shutil
 import tempfile
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
@@ -42,6 +40,7 @@ from ferrotool._requests.config import ToolRequestConfig
 from ferrotool._session.state import SessionStore
 from ferrotool._values.context import RuntimeContext
 from ferrotool.builtins._confine import is_inside, real
+from ferrotool.skills._folders import LIVE, TRASH_PREFIX, BoxFolder, delete
 from ferrotool.skills.filter import ALL_SKILLS, SkillFilter
 from ferrotool.skills.loader import LoadSkillThroughPath
 from ferrotool.skills.prompt import skill_prompt
@@ -56,77 +55,6 @@ if TYPE_CHECKING:
 DEFAULT_MAX_BOXES: Final = 64
 """Skill boxes a `SkillViews` keeps (least recently used evicted first)."""
 _MEMO_SIZE: Final = 256
-
-
-@final
-class _BoxFolder:
-    """A box's generated folder and how many users it has; deleted when they reach zero.
-
-    It starts with one user, the box itself, released when the box's skill loader is
-    collected (nothing can reach the box any more); each running load holds one more
-    (`held`). The count is guarded by its own lock, so threads and tasks may share it.
-    """
-
-    __slots__ = ("_lock", "path", "removed", "users")
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.users = 1
-        self.removed = False
-        self._lock = threading.Lock()
-        _LIVE.add(path)
-
-    @contextmanager
-    def held(self) -> Iterator[None]:
-        """Hold the folder for a block (a running call reading its files)."""
-        with self._lock:
-            self.users += 1
-        try:
-            yield
-        finally:
-            self.release()
-
-    def release(self) -> None:
-        """One user fewer; the last one deletes the folder."""
-        with self._lock:
-            self.users -= 1
-            if self.users > 0 or self.removed:
-                return
-            self.removed = True
-        _LIVE.discard(self.path)
-        shutil.rmtree(self.path, ignore_errors=True)
-
-
-class _LiveFolders:
-    """The folders generated and not yet deleted, deleted at exit whatever their users."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._paths: dict[Path, None] = {}
-        atexit.register(self.remove_all)
-
-    def add(self, path: Path) -> None:
-        with self._lock:
-            self._paths[path] = None
-
-    def discard(self, path: Path) -> None:
-        with self._lock:
-            self._paths.pop(path, None)
-
-    def __contains__(self, path: object) -> bool:
-        with self._lock:
-            return path in self._paths
-
-    def remove_all(self) -> None:
-        """Delete every folder left (box folders first, then the roots made for them)."""
-        with self._lock:
-            paths = list(self._paths)
-            self._paths.clear()
-        for path in reversed(paths):
-            shutil.rmtree(path, ignore_errors=True)
-
-
-_LIVE: Final = _LiveFolders()
 
 
 @final
@@ -288,7 +216,7 @@ class SkillViews:
         final_skills = SkillSet(placed)
         registry = self.registry
         if len(final_skills):
-            owned = None if folder is None else _BoxFolder(folder)
+            owned = None if folder is None else BoxFolder(folder)
             hold = None if owned is None else owned.held
             loader = LoadSkillThroughPath(final_skills, registry.groups(), hold=hold)
             registry = registry.with_tools(loader)
@@ -307,7 +235,7 @@ class SkillViews:
         with self._lock:
             if self._work_dir is None:
                 self._work_dir = Path(tempfile.mkdtemp(prefix="ferrotool-skills-"))
-                _LIVE.add(self._work_dir)
+                LIVE.add(self._work_dir)
                 self._made.append(self._work_dir)
             work = self._work_dir
         work.mkdir(parents=True, exist_ok=True)
@@ -385,13 +313,14 @@ def _close(boxes: OrderedDict[str, SkillBox], made: list[Path]) -> None:
 
     A box still held by a view keeps its folder (and so the work folder) until exit.
     """
-    boxes.clear()  # each box no view holds deletes its folder here
+    boxes.clear()  # each box no view holds releases its folder here
     for folder in made:
         try:
-            folder.rmdir()
+            left = [name for name in os.listdir(folder) if not name.startswith(TRASH_PREFIX)]
         except OSError:
             continue
-        _LIVE.discard(folder)
+        if not left:  # after the boxes' own deletions, queued first
+            delete(folder, rename=False)
 
 
 __all__ = ["DEFAULT_MAX_BOXES", "SkillBox", "SkillViews"]
