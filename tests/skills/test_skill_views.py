@@ -184,12 +184,12 @@ async def test_eviction_by_count_keeps_evicted_folders() -> None:
     views = SkillViews(_toolkit().snapshot(), [ContextSkillRepository()], max_boxes=2)
     boxes = [await views.box(RuntimeContext.of(_session_skills(f"k{i}"))) for i in range(4)]
     assert views.builds == 4
-    assert all(box.folder is not None and box.folder.is_dir() for box in boxes)  # still there
+    assert all(box.folder is not None and box.folder.is_dir() for box in boxes)  # held here
     rebuilt = await views.box(RuntimeContext.of(_session_skills("k0")))
     assert views.builds == 5
     assert rebuilt is not boxes[0]
     assert rebuilt.signature == boxes[0].signature
-    assert rebuilt.folder != boxes[0].folder  # a new folder: the old one may be in use
+    assert rebuilt.folder != boxes[0].folder  # a new folder: the old one is in use
 
 
 async def test_a_callers_work_folder_is_used_and_left_alone(tmp_path: Path) -> None:
@@ -231,8 +231,8 @@ def test_generated_folders_are_removed_at_exit(tmp_path: Path) -> None:
     generated, kept = Path(out[0]), Path(out[1])
     assert not generated.exists()
     assert not generated.parent.exists()
-    assert kept.exists()
-    assert given.exists()
+    assert not kept.exists()  # a box made in the caller's folder...
+    assert given.exists()  # ...but not the folder itself
 
 
 async def test_request_filter_lies_over_the_configured_one() -> None:

@@ -10,7 +10,8 @@ changes the registry or another session.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Final, final
 
 from ferrotool._permissions.decisions import PermissionDecision
@@ -76,13 +77,22 @@ class LoadSkillThroughPath(ToolBase[dict[str, str]]):
     Args:
         skills: The skills the model may load.
         groups: The registry's tool groups (loading a skill activates those bound to it).
+        hold: Holds the skills' folder while a call reads from it (a `SkillViews` box counts
+            its running calls so that its folder is not deleted under them).
     """
 
     uses_session: Final = True
     """The view hands the loader its session (`SessionHandle`)."""
 
-    def __init__(self, skills: SkillSet, groups: Iterable[ToolGroup] = ()) -> None:
+    def __init__(
+        self,
+        skills: SkillSet,
+        groups: Iterable[ToolGroup] = (),
+        *,
+        hold: Callable[[], AbstractContextManager[None]] | None = None,
+    ) -> None:
         self.skills = skills
+        self._hold = hold
         self.groups = tuple(groups)
         self._by_id: Mapping[str, AgentSkill] = {skill.skill_id: skill for skill in skills}
         self._activates: Mapping[str, tuple[str, ...]] = {
@@ -138,9 +148,10 @@ class LoadSkillThroughPath(ToolBase[dict[str, str]]):
                 f"Content:\n---\n{skill.content}\n---\n"
             )
         else:
-            content = self._resource(skill, path)
-            if content is None:
-                return self._not_found(skill, path)
+            with nullcontext() if self._hold is None else self._hold():
+                content = self._resource(skill, path)
+                if content is None:
+                    return self._not_found(skill, path)
             text = (
                 f"Successfully loaded resource from skill: {skill_id}\n"
                 f"Resource path: {path}\n\nContent:\n---\n{content}\n---\n"

@@ -4,20 +4,28 @@
 request's `RuntimeContext`), applies the filter, and finds the `SkillBox` for that exact set of
 skills by its content signature: a registry with the matching skill loader, the prompt
 fragment, and the skills' files on disk. A box is built once per signature: concurrent
-requests that miss share one build. Boxes are evicted by count (least recently used first);
-an evicted box's folder stays on disk, because a running call may still use its files, and a
-rebuilt box gets a new folder. Folders generated here are removed when the process exits; a
-folder given by the caller is never removed.
+requests that miss share one build. Boxes are evicted by count (least recently used first),
+and a rebuilt box gets a new folder.
+
+A box's folder is deleted as soon as nothing uses it: its users are the box itself while
+anything can still reach it (the cache, a view or registry built over it, a `SkillBox` a
+caller keeps: all of them hold the box's skill loader, whose collection releases this user)
+and every running ``load_skill_through_path`` call (it holds the folder while it reads). So an
+evicted box that no view holds is deleted at once, one evicted while a view or a call uses it
+when the last of them lets go (renamed away at once, deleted by a background thread:
+`ferrotool.skills._folders`), and the disk of a long-running server stays bounded by the
+boxes in the cache and in use. What is left is deleted when the process exits. Only box
+folders made here are ever deleted: a ``work_dir`` given by the caller, its other contents and
+skills' own folders are left alone.
 """
 
 from __future__ import annotations
 
-import atexit
 import base64
 import os
-import shutil
 import tempfile
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +40,7 @@ from ferrotool._requests.config import ToolRequestConfig
 from ferrotool._session.state import SessionStore
 from ferrotool._values.context import RuntimeContext
 from ferrotool.builtins._confine import is_inside, real
+from ferrotool.skills._folders import LIVE, TRASH_PREFIX, BoxFolder, delete
 from ferrotool.skills.filter import ALL_SKILLS, SkillFilter
 from ferrotool.skills.loader import LoadSkillThroughPath
 from ferrotool.skills.prompt import skill_prompt
@@ -79,7 +88,7 @@ class SkillViews:
         filter: Which skills requests see; a request's own `SkillFilter` lies over it.
         max_boxes: Boxes kept at most.
         work_dir: Where skills without a folder are written; by default a temporary folder
-            removed at exit. A given folder is never removed.
+            removed at exit. A given folder is never removed (the box folders made in it are).
         files_root: Name each skill's folder in the prompt (for models that run scripts).
     """
 
@@ -110,6 +119,8 @@ class SkillViews:
         )
         self.builds = 0
         """How many boxes were built (materialisations)."""
+        self._made: list[Path] = []
+        weakref.finalize(self, _close, self._boxes, self._made).atexit = False
 
     # - the request's skills -
 
@@ -140,7 +151,9 @@ class SkillViews:
             if found is not None:
                 self._boxes.move_to_end(signature)
                 return found
-        return await anyio.to_thread.run_sync(self._build, skills)
+        job = _BuildJob(self, skills)
+        await anyio.to_thread.run_sync(job)
+        return job.take()
 
     def box_sync(self, context: RuntimeContext | None = None) -> SkillBox:
         """`box` for sync code (builds on the calling thread)."""
@@ -185,7 +198,8 @@ class SkillViews:
                 self._boxes[signature] = box
                 self.builds += 1
                 while len(self._boxes) > self.max_boxes:
-                    self._boxes.popitem(last=False)  # its folder stays: calls may still use it
+                    # dropped here; its folder goes when no view or call holds the box
+                    self._boxes.popitem(last=False)
                 self._building.pop(signature, None)
         return box
 
@@ -202,8 +216,12 @@ class SkillViews:
         final_skills = SkillSet(placed)
         registry = self.registry
         if len(final_skills):
-            loader = LoadSkillThroughPath(final_skills, registry.groups())
+            owned = None if folder is None else BoxFolder(folder)
+            hold = None if owned is None else owned.held
+            loader = LoadSkillThroughPath(final_skills, registry.groups(), hold=hold)
             registry = registry.with_tools(loader)
+            if owned is not None:  # the box is reachable while its loader is
+                weakref.finalize(loader, owned.release).atexit = False
         return SkillBox(
             signature=skills.signature,
             skills=final_skills,
@@ -217,13 +235,43 @@ class SkillViews:
         with self._lock:
             if self._work_dir is None:
                 self._work_dir = Path(tempfile.mkdtemp(prefix="ferrotool-skills-"))
-                _remove_at_exit(self._work_dir)
+                LIVE.add(self._work_dir)
+                self._made.append(self._work_dir)
             work = self._work_dir
         work.mkdir(parents=True, exist_ok=True)
         return Path(tempfile.mkdtemp(prefix=f"{signature[:16]}-", dir=work))
 
     def __repr__(self) -> str:
         return f"<SkillViews of {len(self.repositories)} repositories, {len(self._boxes)} boxes>"
+
+
+@final
+class _BuildJob:
+    """A build for a worker thread that keeps nothing once taken.
+
+    An idle worker thread keeps its last job's callable, arguments and result: had they been
+    the box, it would outlive its eviction (and its folder stay) until the thread's next job.
+    """
+
+    __slots__ = ("_box", "_skills", "_views")
+
+    def __init__(self, views: SkillViews, skills: SkillSet) -> None:
+        self._views: SkillViews | None = views
+        self._skills: SkillSet | None = skills
+        self._box: SkillBox | None = None
+
+    def __call__(self) -> None:
+        views, skills = self._views, self._skills
+        self._views = self._skills = None
+        if views is None or skills is None:
+            raise RuntimeError("a build job runs once")
+        self._box = views._build(skills)
+
+    def take(self) -> SkillBox:
+        box, self._box = self._box, None
+        if box is None:
+            raise RuntimeError("the build job has not run, or its box was taken")
+        return box
 
 
 def _write_skill(root: Path, skill: AgentSkill) -> Path:
@@ -260,9 +308,19 @@ def _quoted(text: str) -> str:
     return orjson.dumps(text).decode()
 
 
-def _remove_at_exit(folder: Path) -> None:
-    """Remove a generated folder when the process exits, not before: a call may use it."""
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+def _close(boxes: OrderedDict[str, SkillBox], made: list[Path]) -> None:
+    """A collected `SkillViews`: drop its boxes, then its work folder if no box is left in it.
+
+    A box still held by a view keeps its folder (and so the work folder) until exit.
+    """
+    boxes.clear()  # each box no view holds releases its folder here
+    for folder in made:
+        try:
+            left = [name for name in os.listdir(folder) if not name.startswith(TRASH_PREFIX)]
+        except OSError:
+            continue
+        if not left:  # after the boxes' own deletions, queued first
+            delete(folder, rename=False)
 
 
 __all__ = ["DEFAULT_MAX_BOXES", "SkillBox", "SkillViews"]
