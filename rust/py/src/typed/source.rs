@@ -1,6 +1,14 @@
 //! Where a typed validator reads from: raw JSON text by the fast reader ([`Scan`]) or by a full
 //! JSON stream ([`Stream`]), or a tree (an already parsed Python value, or a JSON value captured
 //! from the text to try union variants).
+//!
+//! Kept in one module, over the usual size: it is one trait, [`Source`], implemented for the
+//! three readers, and they must stay in step. A typed validator's outcome and errors must not
+//! depend on which reader it runs on, so each must give the same [`Shape`], [`Head`] and
+//! [`Scalar`] for the same value (a JSON number beyond a float's range is [`Head::Overflow`]
+//! whichever reads it, through the shared `json_float`), visit items, entries and fields the same
+//! way, and skip and capture alike. Side by side, a change to one reader is read against the other
+//! two.
 use std::borrow::Cow;
 
 use ferrotool_core::json::scan::{self, Cursor, Scanner, Token};
