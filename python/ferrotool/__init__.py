@@ -18,10 +18,11 @@ from ferrotool._execution.events import (
     ToolCallStarted,
     ToolEvent,
 )
+from ferrotool._execution.middleware import Middleware, Next
 from ferrotool._execution.middleware import compose as compose_middleware
 from ferrotool._execution.pipeline import ResultSink
 from ferrotool._execution.resume import Reply
-from ferrotool._execution.runner import Middleware, Next, ToolkitConfig
+from ferrotool._execution.runner import ToolkitConfig
 from ferrotool._permissions.decisions import (
     PermissionBehavior,
     PermissionDecision,

@@ -21,7 +21,7 @@ from typing import Final, final
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 
-from ferrotool._execution.runner import Next
+from ferrotool._execution.middleware import Next
 from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
 from ferrotool._values.context import RuntimeContext
 

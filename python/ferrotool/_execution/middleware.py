@@ -10,14 +10,24 @@ inside its call (twice, or from a task the middleware starts) it runs that call.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import Protocol, TypeAlias, final
 
-from ferrotool._execution.runner import Middleware, Next
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.execution import ExecutionConfig
+
+Next: TypeAlias = Callable[[ToolUseBlock, RuntimeContext], Awaitable[ToolResultBlock]]
+"""The rest of the call, as middleware sees it: call it to go on."""
+
+Middleware: TypeAlias = Callable[[ToolUseBlock, RuntimeContext, Next], Awaitable[ToolResultBlock]]
+"""``async def middleware(call, context, next) -> ToolResultBlock``.
+
+Middleware wraps every call like an onion (the first outermost): it may read or rewrite the
+call and the context (its scratch layer carries messages to tools), call ``next`` (or not, to
+short-circuit with its own result), and read or rewrite the result.
+"""
 
 
 @final
@@ -101,4 +111,4 @@ async def through(
         _PENDING.reset(token)
 
 
-__all__ = ["Dispatch", "compose", "onion", "through"]
+__all__ = ["Dispatch", "Middleware", "Next", "compose", "onion", "through"]

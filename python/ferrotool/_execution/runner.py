@@ -6,27 +6,16 @@ middleware.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final, TypeAlias, final
+from typing import Final, final
 
 import anyio
 import sniffio
 
-from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
-from ferrotool._values.context import ProgressSink, RuntimeContext
+from ferrotool._execution.middleware import Middleware, Next, onion
+from ferrotool._values.context import ProgressSink
 from ferrotool._values.execution import UNSET, ExecutionConfig
-
-Next: TypeAlias = Callable[[ToolUseBlock, RuntimeContext], Awaitable[ToolResultBlock]]
-"""The rest of the call, as middleware sees it: call it to go on."""
-
-Middleware: TypeAlias = Callable[[ToolUseBlock, RuntimeContext, Next], Awaitable[ToolResultBlock]]
-"""``async def middleware(call, context, next) -> ToolResultBlock``.
-
-Middleware wraps every call like an onion (the first outermost): it may read or rewrite the
-call and the context (its scratch layer carries messages to tools), call ``next`` (or not, to
-short-circuit with its own result), and read or rewrite the result.
-"""
 
 
 @final
@@ -86,7 +75,6 @@ class Runner:
     __slots__ = ("_limits", "config", "onion", "progress")
 
     def __init__(self, config: ToolkitConfig, progress: tuple[ProgressSink, ...] = ()) -> None:
-        from ferrotool._execution.middleware import onion  # it needs this module's types
 
         self.config = config
         self.progress = progress
@@ -121,4 +109,4 @@ class Runner:
         return self.progress if on_progress is None else (*self.progress, on_progress)
 
 
-__all__ = ["Middleware", "Next", "Runner", "ToolkitConfig"]
+__all__ = ["Runner", "ToolkitConfig"]

@@ -21,9 +21,10 @@ from typing import Any, final
 from ferrotool import _core
 from ferrotool._execution.batch import ToolBatch
 from ferrotool._execution.events import EventSink
+from ferrotool._execution.middleware import Middleware
 from ferrotool._execution.pipeline import ResultSink, compile_tool
 from ferrotool._execution.resume import Reply
-from ferrotool._execution.runner import Middleware, Runner
+from ferrotool._execution.runner import Runner
 from ferrotool._execution.stream import EventStream
 from ferrotool._registry.listing import ToolLists
 from ferrotool._registry.table import Table

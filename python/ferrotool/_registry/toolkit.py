@@ -19,8 +19,9 @@ from collections.abc import (
 )
 from typing import TYPE_CHECKING, cast, final
 
+from ferrotool._execution.middleware import Middleware
 from ferrotool._execution.pipeline import compile_tool
-from ferrotool._execution.runner import Middleware, Runner, ToolkitConfig
+from ferrotool._execution.runner import Runner, ToolkitConfig
 from ferrotool._registry.registry import Registry, ToolSet
 from ferrotool._registry.table import Table, TableCaches
 from ferrotool._registry.view import ToolView

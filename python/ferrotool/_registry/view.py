@@ -18,7 +18,7 @@ from ferrotool._execution import outcomes
 from ferrotool._execution.batch import ToolBatch, run_batch
 from ferrotool._execution.compiled import CompiledTool, Invoke
 from ferrotool._execution.events import EventSink
-from ferrotool._execution.middleware import onion, through
+from ferrotool._execution.middleware import Middleware, onion, through
 from ferrotool._execution.pipeline import (
     CallScope,
     ResultSink,
@@ -28,7 +28,7 @@ from ferrotool._execution.pipeline import (
     run_call_sync,
 )
 from ferrotool._execution.resume import Reply, resume
-from ferrotool._execution.runner import Middleware, Runner, ToolkitConfig
+from ferrotool._execution.runner import Runner, ToolkitConfig
 from ferrotool._execution.stream import EventStream
 from ferrotool._registry.listing import ToolLists
 from ferrotool._registry.table import Table

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Final, final
 import anyio.to_thread
 import orjson
 
-from ferrotool._execution.runner import Middleware
+from ferrotool._execution.middleware import Middleware
 from ferrotool._requests.config import ToolRequestConfig
 from ferrotool._session.state import SessionStore
 from ferrotool._values.context import RuntimeContext
