@@ -36,7 +36,7 @@ def on_loop(sink: Callable[[T], object]) -> Callable[[T], None]:
     dropped: nobody is left to receive it.
     """
     home = threading.get_ident()
-    post = _poster()
+    post = poster()
 
     def routed(item: T) -> None:
         if threading.get_ident() == home:
@@ -50,8 +50,11 @@ def on_loop(sink: Callable[[T], object]) -> Callable[[T], None]:
     return routed
 
 
-def _poster() -> Callable[..., object]:
-    """The running loop's thread-safe "run this soon" (first in, first out)."""
+def poster() -> Callable[..., object]:
+    """The running loop's thread-safe "run this soon" (first in, first out).
+
+    Raises ``RuntimeError`` when called after the loop has ended.
+    """
     if sniffio.current_async_library() == "trio":
         import trio  # imported only when trio runs: it is no dependency
 
@@ -67,4 +70,4 @@ def _deliver(sink: Callable[[T], object], item: T) -> None:
         _log.exception("sink %r failed on an item sent from a worker thread", sink)
 
 
-__all__ = ["on_loop"]
+__all__ = ["on_loop", "poster"]

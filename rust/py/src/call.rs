@@ -293,10 +293,11 @@ pub(crate) fn pending_call_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
 }
 
 /// Whether a call's raw arguments are an empty text (read as `{}`); anything that is not text
-/// is left to the validator, which refuses it.
+/// is left to the validator, which refuses it (a `str` holding a lone surrogate included: it is
+/// measured, never encoded, here).
 fn is_empty_text(raw: &Bound<'_, PyAny>) -> PyResult<bool> {
     if let Ok(text) = raw.cast::<PyString>() {
-        return Ok(text.to_str()?.is_empty());
+        return text.is_empty();
     }
     Ok(raw
         .cast::<PyBytes>()
