@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, cast, final
 
 import anyio
-import anyio.to_thread
 import orjson
 
 from ferrotool import _core
@@ -436,10 +435,10 @@ async def invoke(
             await anyio.sleep(execution.backoff(attempt - 1))
         try:
             if timeout is None:
-                value = await _run(tool, invocation, runner)
+                value = await _run(tool, invocation, runner, call, timed=False)
             else:
                 with anyio.move_on_after(timeout) as deadline:
-                    value = await _run(tool, invocation, runner)
+                    value = await _run(tool, invocation, runner, call, timed=True)
                 if deadline.cancelled_caught:
                     if attempt < attempts:
                         continue
@@ -457,14 +456,19 @@ async def invoke(
     raise AssertionError("unreachable: the last attempt returns")  # pragma: no cover
 
 
-async def _run(tool: CompiledTool, invocation: Callable[[], object], runner: Runner) -> object:
+async def _run(
+    tool: CompiledTool,
+    invocation: Callable[[], object],
+    runner: Runner,
+    call: ToolUseBlock,
+    *,
+    timed: bool,
+) -> object:
     how = tool.invoke
     if how is Invoke.INLINE:
         return invocation()
     if how is Invoke.THREAD:
-        return await anyio.to_thread.run_sync(
-            invocation, limiter=runner.limiter, abandon_on_cancel=True
-        )
+        return await runner.in_thread(invocation, call, timed=timed)
     return await cast("Awaitable[object]", invocation())
 
 

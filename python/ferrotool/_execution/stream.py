@@ -15,9 +15,7 @@ thread, in order.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import contextvars
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -25,31 +23,11 @@ from types import TracebackType
 from typing import Final, Self, final
 
 import anyio
-import sniffio
 
 from ferrotool._execution.events import EventSink, ToolEvent
-from ferrotool._execution.loopback import on_loop, poster
+from ferrotool._execution.loopback import on_loop, poster, spawn
 
 _log: Final = logging.getLogger("ferrotool")
-
-# The producers running on asyncio: a task the loop holds only weakly must be held here.
-_running: set[asyncio.Task[None]] = set()
-
-
-def _spawn(run: Callable[[], Awaitable[None]]) -> None:
-    """Start ``run`` in a task of its own on the running loop, in a copy of this context."""
-    if sniffio.current_async_library() == "trio":
-        import trio  # imported only when trio runs: it is no dependency
-
-        trio.lowlevel.spawn_system_task(run, context=contextvars.copy_context())
-        return
-
-    async def task() -> None:
-        await run()
-
-    started = asyncio.get_running_loop().create_task(task())
-    _running.add(started)
-    started.add_done_callback(_running.discard)
 
 
 @final
@@ -91,7 +69,7 @@ class _Producer:
             finally:
                 self.finished.set()
 
-        _spawn(run)
+        spawn(run)
 
     async def stop(self) -> None:
         """Cancel the batch (if it still runs) and wait until its task has ended."""
