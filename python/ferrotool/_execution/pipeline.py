@@ -12,10 +12,17 @@ A call is one named sequence of steps::
 - **gate**: the permission decision (deny gives a ``DENIED`` result, ask a result waiting for
   approval), then external tools end suspended, for the caller to run;
 - **prepare** the invocation: presets merged over the input, injected values added;
-- **invoke** the tool (awaited, inline, or on a worker thread) under its timeout;
+- **invoke** the tool (awaited, inline, or on a worker thread, whose slot is held until the
+  thread returns: `Runner.in_thread`) under its timeout;
 - **convert** its return value (or what it raised) into a result;
 - **finish**: the result goes to the call's result sink, if any, also when the caller was
   cancelled (then the result is ``INTERRUPTED`` and the cancellation goes on).
+
+Every step is contained: whatever a step raises (a parser, a tool's ``check_permissions``,
+``match_rule`` or ``generate_suggestions``, the preparation, the tool, the conversion) ends the
+call with its error result, naming the step (`outcomes.step_failed`), and never leaves the
+call. Only a programmer's mistake goes on: arguments that are not JSON text, a context lacking
+a value a tool asks for (`InjectionError`); and a `BaseException` that is no `Exception`.
 
 `run_call` runs the steps for an async caller and `run_call_sync` for a sync one; both share
 every step. The Rust direct call (`_core.DirectCall`, `CompiledTool.direct`) is the same

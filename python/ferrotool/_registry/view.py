@@ -341,7 +341,9 @@ class ToolView(ToolLists):
         events: ...`` (or close it: leaving the ``async with`` or calling ``aclose`` cancels
         what is still running). A consumer cancelled mid-stream cannot be handed further
         events: the ``INTERRUPTED`` results of the calls that were running then go to
-        ``on_event``, if given.
+        ``on_event``, if given. The batch runs in a task of the stream's own: a stream dropped
+        without being closed is stopped when it is collected, and never touches the consumer's
+        task.
         """
 
         def start(sink: EventSink) -> Awaitable[ToolBatch]:
