@@ -20,6 +20,8 @@ import pytest
 
 from ferrotool import (
     Confirmation,
+    ExecutionConfig,
+    Injected,
     InMemorySessionStore,
     Next,
     PermissionBehavior,
@@ -42,6 +44,7 @@ from ferrotool import (
     ToolView,
     tool,
 )
+from ferrotool.errors import InjectionError
 
 ERROR = ToolResultState.ERROR
 SUCCESS = ToolResultState.SUCCESS
@@ -376,6 +379,42 @@ async def test_a_tools_base_exception_leaves_a_batch_as_itself(parallel: bool) -
         await kit.call_tools(calls, parallel=parallel, on_event=events.append)
     finished = [e.result for e in events if isinstance(e, ToolCallFinished)]
     assert sorted(r.id or "" for r in finished) == ["b1", "s1", "s2"]
+
+
+@tool
+def stops_on_a_thread() -> str:
+    """Raises `Stop` on its worker thread."""
+    raise Stop("stop on a thread")
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0])
+async def test_a_sync_tools_base_exception_leaves_a_batch_as_itself(timeout: float | None) -> None:
+    kit = _kit()
+    kit.register(stops_on_a_thread)
+    calls = [
+        ToolUseBlock("s1", "slow", '{"seconds": 0.5}'),
+        ToolUseBlock("b1", "stops_on_a_thread"),
+    ]
+    with anyio.fail_after(5), pytest.raises(Stop, match="stop on a thread"):
+        await kit.call_tools(calls, config=ExecutionConfig(timeout=timeout))
+
+
+class Database:
+    """A context value a tool needs."""
+
+
+@tool
+async def needs_a_database(db: Injected[Database]) -> str:
+    """Asks for a context value."""
+    return "never"
+
+
+async def test_a_missing_context_value_leaves_a_batch_as_itself() -> None:
+    kit = _kit()
+    kit.register(needs_a_database)
+    calls = [ToolUseBlock("s1", "slow", '{"seconds": 0.5}'), ToolUseBlock("d1", "needs_a_database")]
+    with anyio.fail_after(5), pytest.raises(InjectionError, match="needs Database"):
+        await kit.call_tools(calls)
 
 
 async def test_a_tools_base_exception_leaves_a_stream_as_itself() -> None:
