@@ -205,6 +205,37 @@ async def test_a_call_without_a_name_is_an_unknown_tool() -> None:
     assert (await anyio.to_thread.run_sync(kit.call_tool_sync, call)).content == result.content
 
 
+def _extension_routes_any_name() -> bool:
+    """Whether the compiled extension's ``call_tool`` hands a name no dict can hold to the
+    pipeline (an extension built before raised the dict's `TypeError`)."""
+    kit = Toolkit()
+    kit.register(echo)
+    try:
+        kit.call_tool(ToolUseBlock("probe", [], "{}")).close()  # type: ignore[arg-type]
+    except TypeError:
+        return False
+    return True
+
+
+async def test_a_call_whose_name_is_no_name_is_an_unknown_tool_in_a_batch() -> None:
+    kit = _kit()
+    call = ToolUseBlock("n1", ["echo"], "{}")  # type: ignore[arg-type]
+    batch = await kit.call_tools([call, GOOD])
+    assert [r.state for r in batch.results] == [ERROR, SUCCESS]
+    assert "Tool not found: ['echo']" in batch.results[0].content
+    assert "not found" in (await kit.snapshot().view().call_tool(call)).content
+
+
+@pytest.mark.skipif(
+    not _extension_routes_any_name(), reason="the compiled extension is older than its source"
+)
+async def test_a_call_whose_name_is_no_name_is_an_unknown_tool() -> None:
+    kit = _kit()
+    result = await kit.call_tool(ToolUseBlock("n1", ["echo"], "{}"))  # type: ignore[arg-type]
+    assert result.state is ERROR
+    assert "Tool not found" in result.content
+
+
 @pytest.mark.parametrize("step", STEPS)
 async def test_a_raising_permission_step_is_the_calls_error_result(step: str) -> None:
     view = _rules_view(_kit())

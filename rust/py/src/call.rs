@@ -395,7 +395,8 @@ impl ToolCaller {
             };
         if plain_route {
             let name = field(call, Field::Name)?;
-            if let Some(direct) = direct.bind(py).get_item(&name)?
+            // A name no dict can hold (unhashable) is no plain tool's: the pipeline answers it.
+            if let Ok(Some(direct)) = direct.bind(py).get_item(&name)
                 && let Ok(direct) = direct.cast::<DirectCall>()
             {
                 return pending::pending_call(direct, call);
