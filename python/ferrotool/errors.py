@@ -134,6 +134,15 @@ class InteropError(FerrotoolError, TypeError):
     """
 
 
+class StuckToolWarning(UserWarning):
+    """A sync tool still runs on its worker thread after its call ended (timed out, cancelled).
+
+    The call has its result already; the thread keeps one of the toolkit's ``max_threads``
+    worker slots until the tool returns, so a tool that blocks for good starves the others.
+    The message names the tool and the call.
+    """
+
+
 __all__ = [
     "AgentError",
     "CliError",
@@ -147,6 +156,7 @@ __all__ = [
     "SchemaError",
     "SessionConflict",
     "SkillError",
+    "StuckToolWarning",
     "SuspendTool",
     "ValidationError",
 ]

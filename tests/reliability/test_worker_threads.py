@@ -1,5 +1,5 @@
-"""Worker threads under faults: a sync tool that never returns times out, and the pool keeps
-serving every other call."""
+"""Worker threads under faults: a sync tool that never returns times out at once, keeps its
+worker slot until it does return, and the pool serves every other call again then."""
 
 from __future__ import annotations
 
@@ -9,16 +9,15 @@ import time
 import anyio
 import pytest
 
-from ferrotool import Toolkit, ToolkitConfig, ToolResultState, ToolUseBlock, tool
-
-RELEASE = threading.Event()
-
-
-@tool(timeout=0.3)
-def stuck() -> str:
-    """Never returns (until the test ends)."""
-    RELEASE.wait(30)
-    return "late"
+from ferrotool import (
+    ExecutionConfig,
+    Toolkit,
+    ToolkitConfig,
+    ToolResultState,
+    ToolUseBlock,
+    tool,
+)
+from ferrotool.errors import StuckToolWarning
 
 
 @tool
@@ -27,11 +26,16 @@ def quick(n: int) -> int:
     return n * 2
 
 
-@pytest.mark.asyncio_only(
-    "under trio an abandoned worker thread keeps its pool slot until it returns (trio's rule, "
-    "which bounds the threads alive): the pool serves others once the stuck tools give up"
-)
-async def test_a_tool_that_never_returns_times_out_and_the_pool_keeps_serving() -> None:
+@pytest.mark.filterwarnings("ignore::ferrotool.errors.StuckToolWarning")
+async def test_a_tool_that_never_returns_times_out_and_keeps_its_slot_until_it_returns() -> None:
+    release = threading.Event()
+
+    @tool(timeout=0.3)
+    def stuck() -> str:
+        """Never returns (until the test lets it)."""
+        release.wait(30)
+        return "late"
+
     kit = Toolkit(ToolkitConfig(max_threads=2))
     kit.register(stuck)
     kit.register(quick)
@@ -42,7 +46,12 @@ async def test_a_tool_that_never_returns_times_out_and_the_pool_keeps_serving() 
         assert (first.state, second.state) == (ToolResultState.ERROR, ToolResultState.ERROR)
         assert "timed out after 0.3 s" in first.content
         assert time.monotonic() - started < 5
-        # Both abandoned threads still block, yet the pool of two serves 50 more calls.
+        # Both abandoned threads still block, and hold both slots: a call waits for one.
+        waiting = await kit.call_tools(
+            [ToolUseBlock("w", "quick", '{"n": 1}')], config=ExecutionConfig(timeout=0.2)
+        )
+        assert "timed out after 0.2 s" in waiting.results[0].content
+        release.set()
         results: list[int] = []
 
         async def one(n: int) -> None:
@@ -56,4 +65,23 @@ async def test_a_tool_that_never_returns_times_out_and_the_pool_keeps_serving() 
                     group.start_soon(one, n)
         assert sorted(results) == [2 * n for n in range(50)]
     finally:
-        RELEASE.set()
+        release.set()
+
+
+async def test_a_stuck_tool_is_named_in_a_warning() -> None:
+    release = threading.Event()
+
+    @tool(timeout=0.05)
+    def hangs() -> str:
+        """Blocks past its timeout."""
+        release.wait(5)
+        return "late"
+
+    kit = Toolkit(ToolkitConfig(max_threads=1))
+    kit.register(hangs)
+    try:
+        with pytest.warns(StuckToolWarning, match=r"sync tool 'hangs' \(call h1\)"):
+            result = await kit.call_tool(ToolUseBlock("h1", "hangs", "{}"))
+        assert "timed out" in result.content
+    finally:
+        release.set()

@@ -17,6 +17,13 @@ compare-and-set, when the batch has a store) for `resume` to settle.
 
 Every call is paired with exactly one result: if the batch is cancelled, each call without a
 result gets its ``INTERRUPTED`` one (reported as an event) before the cancellation goes on.
+
+A call is contained: whatever one of its steps raises is its own error result, and the other
+calls keep theirs. What goes on out of a batch is a cancellation, a programmer's mistake (an
+`InjectionError`; a call that is no `ToolUseBlock` or whose arguments are not JSON text, refused
+before any call runs) and a `BaseException` that is no `Exception` (a tool's own, a
+`KeyboardInterrupt`): the first of those stops the batch's other calls (``INTERRUPTED``) and
+goes on as itself, never inside an exception group.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from ferrotool._execution.events import (
     ToolEvent,
 )
 from ferrotool._execution.loopback import on_loop
+from ferrotool._execution.middleware import NotJsonText, not_text
 from ferrotool._execution.runner import Runner
 from ferrotool._permissions.decisions import PermissionRule
 from ferrotool._session.pending import PendingToolCall, SuspensionKind
@@ -47,6 +55,7 @@ from ferrotool._session.state import SessionKey, SessionStore, update_session
 from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.execution import DEFAULTS, UNSET, ExecutionConfig
+from ferrotool.errors import InjectionError
 
 
 @final
@@ -191,6 +200,7 @@ async def run_batch(
         approved: The calls were approved by a person (a resume): the gate does not ask.
     """
     calls = tuple(calls)
+    check_calls(calls)
     emit: EventSink = on_event if on_event is not None else _ignore
     results: list[ToolResultBlock | None] = [None] * len(calls)
     runner = host.runner
@@ -202,10 +212,28 @@ async def run_batch(
         call = calls[index]
         async with _held(batch_limit), _held(runner.calls):
             emit(ToolCallStarted(call))
-            result = await host.run_one(call, context, agent, progress, config, approved)
-        result = _settled(result, call)
+            try:
+                result = _settled(
+                    await host.run_one(call, context, agent, progress, config, approved), call
+                )
+            except (InjectionError, NotJsonText):
+                raise
+            except Exception as exc:  # a step the call's own containment missed
+                result = outcomes.step_failed(call, "call", exc)
         results[index] = result
         emit(ToolCallFinished(result))
+
+    stopped: list[BaseException] = []
+
+    async def together(index: int, scope: anyio.CancelScope) -> None:
+        """One call of a slot: what goes on out of it stops the slot, to go on unwrapped."""
+        try:
+            await one(index)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except BaseException as exc:
+            stopped.append(exc)
+            scope.cancel()
 
     try:
         for slot in slots(calls, host.concurrency_safe, parallel):
@@ -214,7 +242,9 @@ async def run_batch(
                 continue
             async with anyio.create_task_group() as group:
                 for index in slot:
-                    group.start_soon(one, index)
+                    group.start_soon(together, index, group.cancel_scope)
+            if stopped:
+                raise stopped[0]
     except BaseException:
         for index, result in enumerate(results):
             if result is None:
@@ -229,6 +259,19 @@ async def run_batch(
     return ToolBatch(
         done, suspension, all_denied, None if suspension is None else suspension.reply_id
     )
+
+
+def check_calls(calls: Sequence[ToolUseBlock]) -> None:
+    """Refuse a batch holding a programmer's mistake before any of its calls runs.
+
+    Raises:
+        TypeError: A call is no `ToolUseBlock`, or its arguments are not JSON text.
+    """
+    for call in calls:
+        if not isinstance(call, ToolUseBlock):
+            raise TypeError(f"a batch takes ToolUseBlock calls, not {type(call).__name__}")
+        if not isinstance(call.arguments, (str, bytes)):
+            raise not_text(call)
 
 
 @contextlib.asynccontextmanager
@@ -337,6 +380,7 @@ __all__ = [
     "Confirmation",
     "Suspension",
     "ToolBatch",
+    "check_calls",
     "run_batch",
     "slots",
     "waiting",

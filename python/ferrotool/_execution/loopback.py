@@ -1,4 +1,7 @@
-"""Sinks called on their event loop's thread, whoever calls them: `on_loop`.
+"""The event loop's side of threads and tasks: `on_loop`, `poster`, `spawn`.
+
+`on_loop` makes sinks that are called on their event loop's thread, whoever calls them;
+`spawn` starts a task of the loop's own, outside every task group.
 
 A sync tool runs on a worker thread, and its progress chunks are emitted there. What receives
 them further (a batch's ``on_event``, an `EventStream`'s memory stream) belongs to the event loop
@@ -15,9 +18,10 @@ reaches the sink before the batch sees the tool finish.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import sniffio
@@ -36,7 +40,7 @@ def on_loop(sink: Callable[[T], object]) -> Callable[[T], None]:
     dropped: nobody is left to receive it.
     """
     home = threading.get_ident()
-    post = _poster()
+    post = poster()
 
     def routed(item: T) -> None:
         if threading.get_ident() == home:
@@ -50,13 +54,41 @@ def on_loop(sink: Callable[[T], object]) -> Callable[[T], None]:
     return routed
 
 
-def _poster() -> Callable[..., object]:
-    """The running loop's thread-safe "run this soon" (first in, first out)."""
+def poster() -> Callable[..., object]:
+    """The running loop's thread-safe "run this soon" (first in, first out).
+
+    Raises ``RuntimeError`` when called after the loop has ended.
+    """
     if sniffio.current_async_library() == "trio":
         import trio  # imported only when trio runs: it is no dependency
 
         return trio.lowlevel.current_trio_token().run_sync_soon
     return asyncio.get_running_loop().call_soon_threadsafe
+
+
+# The tasks `spawn` started on asyncio: a task the loop holds only weakly must be held here.
+_spawned: set[asyncio.Task[None]] = set()
+
+
+def spawn(run: Callable[[], Awaitable[None]]) -> None:
+    """Start ``run()`` in a task of its own on the running loop, in a copy of this context.
+
+    The task belongs to no task group: it is not the caller's, so nothing it does reaches the
+    caller's task. ``run`` must raise nothing (whatever it has to report, it hands over itself);
+    it is cancelled only when the loop shuts down.
+    """
+    if sniffio.current_async_library() == "trio":
+        import trio  # imported only when trio runs: it is no dependency
+
+        trio.lowlevel.spawn_system_task(run, context=contextvars.copy_context())
+        return
+
+    async def task() -> None:
+        await run()
+
+    started = asyncio.get_running_loop().create_task(task())
+    _spawned.add(started)
+    started.add_done_callback(_spawned.discard)
 
 
 def _deliver(sink: Callable[[T], object], item: T) -> None:
@@ -67,4 +99,4 @@ def _deliver(sink: Callable[[T], object], item: T) -> None:
         _log.exception("sink %r failed on an item sent from a worker thread", sink)
 
 
-__all__ = ["on_loop"]
+__all__ = ["on_loop", "poster", "spawn"]

@@ -6,6 +6,11 @@ the call and the context (the agent, the progress sink, the execution settings, 
 and the view that resolves the call) reaches the core through a context variable that `through`
 sets for the call. A middleware's ``next`` is therefore the same object for every call; called
 inside its call (twice, or from a task the middleware starts) it runs that call.
+
+A middleware is one step of its call: what it raises, or a value it returns that is no
+`ToolResultBlock`, is that call's error result (the ``middleware`` step), never an exception
+out of the call or its batch. Only a programmer's mistake inside the call (an
+`InjectionError`, arguments that are not JSON text) goes on through it.
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import Protocol, TypeAlias, final
 
+from ferrotool._execution import outcomes
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.execution import ExecutionConfig
+from ferrotool.errors import InjectionError
 
 Next: TypeAlias = Callable[[ToolUseBlock, RuntimeContext], Awaitable[ToolResultBlock]]
 """The rest of the call, as middleware sees it: call it to go on."""
@@ -103,12 +110,50 @@ async def through(
     execution: ExecutionConfig | None,
     approved: bool,
 ) -> ToolResultBlock:
-    """Run one call through an onion built by `onion`; its core runs it with ``dispatch``."""
+    """Run one call through an onion built by `onion`; its core runs it with ``dispatch``.
+
+    Returns:
+        The call's result, or the ``middleware`` step's error result when a middleware raised
+        or returned something else.
+
+    Raises:
+        InjectionError: The tool needs a value the context lacks (a programmer's mistake).
+        TypeError: The call's arguments are not JSON text (a programmer's mistake).
+    """
     token = _PENDING.set((dispatch, agent, on_progress, execution, approved))
     try:
-        return await onion(call, context)
+        result = await onion(call, context)
+    except (InjectionError, NotJsonText):
+        raise
+    except Exception as exc:
+        return outcomes.step_failed(call, "middleware", exc)
     finally:
         _PENDING.reset(token)
+    if type(result) is not ToolResultBlock:
+        problem = TypeError(f"a middleware returned a {type(result).__name__}, not a result")
+        return outcomes.step_failed(call, "middleware", problem)
+    return result
 
 
-__all__ = ["Dispatch", "Middleware", "Next", "compose", "onion", "through"]
+class NotJsonText(TypeError):
+    """A call's arguments are not JSON text (a programmer's mistake: it goes on, uncontained)."""
+
+
+def not_text(call: ToolUseBlock) -> NotJsonText:
+    """The error for a call whose arguments are not JSON text."""
+    return NotJsonText(
+        f"the arguments of call {call.id!r} are a {type(call.arguments).__name__}, not JSON "
+        "text; build the call with ToolUseBlock.of(id, name, input) to pass parsed arguments"
+    )
+
+
+__all__ = [
+    "Dispatch",
+    "Middleware",
+    "Next",
+    "NotJsonText",
+    "compose",
+    "not_text",
+    "onion",
+    "through",
+]

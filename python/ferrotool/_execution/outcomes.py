@@ -55,6 +55,10 @@ def unknown(call: ToolUseBlock, names: Iterable[str]) -> ToolResultBlock:
     The scan for suggestions is bounded: over a huge registry only names sharing the first
     letter are compared, at most a few thousand of them.
     """
+    name: object = call.name
+    if not isinstance(name, str):  # a call without a name (say, a model's null)
+        _log.info("call %s names no tool: %r", call.id, name)
+        return ToolResultBlock.error(f"Tool not found: {name!r}.", id=call.id, name=None)
     candidates = list(names)
     if len(candidates) > _SUGGESTION_SCAN:
         first = call.name[:1]
@@ -100,6 +104,43 @@ def failed(call: ToolUseBlock, exc: BaseException) -> ToolResultBlock:
     except Exception:  # an exception whose __str__ raises
         message = type(exc).__name__
     return ToolResultBlock.error(f"Tool execution failed: {message}", id=call.id, name=call.name)
+
+
+STEPS: Final = types.MappingProxyType(
+    {
+        "validation": "validating its arguments",
+        "check_permissions": "its permission check (check_permissions)",
+        "match_rule": "matching a permission rule (match_rule)",
+        "generate_suggestions": "suggesting permission rules (generate_suggestions)",
+        "permission": "its permission decision",
+        "preparation": "preparing its invocation",
+        "middleware": "a middleware",
+        "conversion": "converting its return value",
+        "call": "running it",
+    }
+)
+"""The steps of a call that may fail besides the tool itself, and how a result names them."""
+
+
+def step_failed(call: ToolUseBlock, step: str, exc: BaseException) -> ToolResultBlock:
+    """The error result of a call one of whose steps (see `STEPS`) raised.
+
+    The text names the step and the exception, and ``metadata["step"]`` holds the step's key.
+    Only the call's own result changes: the model can act on it, and other calls go on.
+    """
+    _log.warning("call %s of tool %s failed in step %s", call.id, call.name, step, exc_info=exc)
+    try:
+        message = str(exc)
+    except Exception:  # an exception whose __str__ raises
+        message = ""
+    kind = type(exc).__name__
+    reason = f"{kind}: {message}" if message else kind
+    return result(
+        call,
+        f"Error: Tool {call.name!r} failed while {STEPS.get(step, step)}: {reason}",
+        ERROR,
+        types.MappingProxyType({"step": step}),
+    )
 
 
 def retrying(call: ToolUseBlock, exc: Exception, attempt: int, attempts: int) -> None:
@@ -155,12 +196,13 @@ def convert(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResult
     with the call); content blocks are the output; anything else is made JSON (records,
     dicts, lists, numbers, datetimes, UUIDs, enums, pydantic models...), the text being the
     JSON and `ToolResultBlock.structured` the value. A value with no JSON form is sent as its
-    ``str()``. Never raises: a value that cannot become a result gives an error result.
+    ``str()``. Never raises: a value that cannot become a result (a converter that raises
+    included) gives an error result naming the ``conversion`` step.
     """
     try:
         return _convert(tool, call, value)
     except Exception as exc:
-        return failed(call, exc)
+        return step_failed(call, "conversion", exc)
 
 
 def _convert(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResultBlock:
@@ -227,6 +269,7 @@ __all__ = [
     "DONE",
     "EMPTY",
     "ERROR",
+    "STEPS",
     "SUCCESS",
     "convert",
     "failed",
@@ -236,6 +279,7 @@ __all__ = [
     "refusal",
     "result",
     "retrying",
+    "step_failed",
     "timed_out",
     "unavailable",
     "unknown",

@@ -12,10 +12,17 @@ A call is one named sequence of steps::
 - **gate**: the permission decision (deny gives a ``DENIED`` result, ask a result waiting for
   approval), then external tools end suspended, for the caller to run;
 - **prepare** the invocation: presets merged over the input, injected values added;
-- **invoke** the tool (awaited, inline, or on a worker thread) under its timeout;
+- **invoke** the tool (awaited, inline, or on a worker thread, whose slot is held until the
+  thread returns: `Runner.in_thread`) under its timeout;
 - **convert** its return value (or what it raised) into a result;
 - **finish**: the result goes to the call's result sink, if any, also when the caller was
   cancelled (then the result is ``INTERRUPTED`` and the cancellation goes on).
+
+Every step is contained: whatever a step raises (a parser, a tool's ``check_permissions``,
+``match_rule`` or ``generate_suggestions``, the preparation, the tool, the conversion) ends the
+call with its error result, naming the step (`outcomes.step_failed`), and never leaves the
+call. Only a programmer's mistake goes on: arguments that are not JSON text, a context lacking
+a value a tool asks for (`InjectionError`); and a `BaseException` that is no `Exception`.
 
 `run_call` runs the steps for an async caller and `run_call_sync` for a sync one; both share
 every step. The Rust direct call (`_core.DirectCall`, `CompiledTool.direct`) is the same
@@ -35,12 +42,12 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, cast, final
 
 import anyio
-import anyio.to_thread
 import orjson
 
 from ferrotool import _core
 from ferrotool._execution import nulls, outcomes
 from ferrotool._execution.compiled import CompiledTool, Invoke
+from ferrotool._execution.middleware import not_text
 from ferrotool._execution.runner import Runner, ToolkitConfig
 from ferrotool._permissions import engine
 from ferrotool._permissions.engine import decide_known
@@ -259,21 +266,21 @@ def parse(tool: CompiledTool, call: ToolUseBlock) -> object:
     """Validate the call's raw JSON arguments into the tool's input (an empty text is ``{}``).
 
     Returns:
-        The input, or the error result for invalid arguments.
+        The input, or the error result for invalid arguments (and for a parser that raised
+        anything else: the ``validation`` step's error).
 
     Raises:
         TypeError: The arguments are not a ``str`` or ``bytes`` (a programmer's mistake).
     """
     raw = call.arguments
     if not isinstance(raw, (str, bytes)):
-        raise TypeError(
-            f"the arguments of call {call.id!r} are a {type(raw).__name__}, not JSON text; "
-            "build the call with ToolUseBlock.of(id, name, input) to pass parsed arguments"
-        )
+        raise not_text(call)
     try:
         return tool.parse(raw or _EMPTY_ARGUMENTS)
     except ValidationError as error:
         return retry_without_nulls(tool, call, error)
+    except Exception as exc:
+        return outcomes.step_failed(call, "validation", exc)
 
 
 def retry_without_nulls(tool: CompiledTool, call: ToolUseBlock, error: ValidationError) -> Any:
@@ -288,6 +295,13 @@ def retry_without_nulls(tool: CompiledTool, call: ToolUseBlock, error: Validatio
         The arguments, or the error result: the first errors when no such ``null`` was there,
         else the errors of the arguments without them.
     """
+    try:
+        return _retry_without_nulls(tool, call, error)
+    except Exception as exc:
+        return outcomes.step_failed(call, "validation", exc)
+
+
+def _retry_without_nulls(tool: CompiledTool, call: ToolUseBlock, error: ValidationError) -> Any:
     raw: str | bytes = call.arguments  # bytes too: what a caller passed is validated as it is
     holds_null = (b"null" in raw) if isinstance(raw, bytes) else ("null" in raw)
     if not holds_null or not nulls.readable(detail.code for detail in error.errors):
@@ -307,17 +321,24 @@ def retry_without_nulls(tool: CompiledTool, call: ToolUseBlock, error: Validatio
 async def gate(tool: CompiledTool, arguments: object, scope: CallScope) -> object:
     """Decide whether the call may run here, now (`ferrotool._permissions.engine`).
 
+    What a tool's ``check_permissions``, ``match_rule`` or ``generate_suggestions`` raises
+    ends the call with that step's error result (`outcomes.step_failed`).
+
     Returns:
         The input to run with (a decision may change it), or the result that ends the call:
-        ``DENIED``, waiting for approval, or suspended for external execution.
+        ``DENIED``, waiting for approval, suspended for external execution, or the error of
+        the step that raised.
     """
     call = scope.call
     if not scope.approved and (tool.checks_permissions or not scope.permissions.is_trivial):
         context = PermissionContext(state=scope.permissions, runtime=scope.context)
-        decision = await decide_known(
-            tool.tool, tool.checked, arguments, context, own_check=tool.checks_permissions
-        )
-        stop = outcomes.refusal(call, decision)
+        try:
+            decision = await decide_known(
+                tool.tool, tool.checked, arguments, context, own_check=tool.checks_permissions
+            )
+            stop = outcomes.refusal(call, decision)
+        except Exception as exc:
+            return outcomes.step_failed(call, _permission_step(exc), exc)
         if stop is not None:
             return stop
         if decision.updated_input is not None and decision.updated_input is not arguments:
@@ -325,7 +346,27 @@ async def gate(tool: CompiledTool, arguments: object, scope: CallScope) -> objec
                 arguments = _revalidate(tool, decision.updated_input)
             except ValidationError as error:
                 return outcomes.invalid(call, error)
+            except Exception as exc:
+                return outcomes.step_failed(call, "validation", exc)
     return suspend_external(tool, call, arguments)
+
+
+_PERMISSION_STEPS: Final = frozenset(("check_permissions", "match_rule", "generate_suggestions"))
+
+
+def _permission_step(exc: BaseException) -> str:
+    """The tool's permission method that raised ``exc``.
+
+    It is the outermost such frame of its traceback; ``permission`` when the engine itself
+    raised (say, on a decision that is no `PermissionDecision`).
+    """
+    trace = exc.__traceback__
+    while trace is not None:
+        name = trace.tb_frame.f_code.co_name
+        if name in _PERMISSION_STEPS:
+            return name
+        trace = trace.tb_next
+    return "permission"
 
 
 def _revalidate(tool: CompiledTool, updated: Mapping[str, object]) -> object:
@@ -343,12 +384,29 @@ def suspend_external(tool: CompiledTool, call: ToolUseBlock, arguments: object) 
     return arguments
 
 
-def prepare(tool: CompiledTool, arguments: object, scope: CallScope) -> Callable[[], object]:
+def prepare(
+    tool: CompiledTool, arguments: object, scope: CallScope
+) -> Callable[[], object] | ToolResultBlock:
     """The invocation, ready to call: presets merged over the input, injected values added.
+
+    Returns:
+        The invocation, or the ``preparation`` step's error result if merging or injecting
+        raised anything but an `InjectionError`.
 
     Raises:
         InjectionError: The tool needs a value the context lacks (a programmer's mistake).
     """
+    try:
+        return _prepare(tool, arguments, scope)
+    except InjectionError:
+        raise
+    except Exception as exc:
+        return outcomes.step_failed(scope.call, "preparation", exc)
+
+
+def _prepare(
+    tool: CompiledTool, arguments: object, scope: CallScope
+) -> Callable[[], object] | ToolResultBlock:
     call = scope.call
     function = tool.function
     if function is None:
@@ -384,10 +442,10 @@ async def invoke(
             await anyio.sleep(execution.backoff(attempt - 1))
         try:
             if timeout is None:
-                value = await _run(tool, invocation, runner)
+                value = await _run(tool, invocation, runner, call, timed=False)
             else:
                 with anyio.move_on_after(timeout) as deadline:
-                    value = await _run(tool, invocation, runner)
+                    value = await _run(tool, invocation, runner, call, timed=True)
                 if deadline.cancelled_caught:
                     if attempt < attempts:
                         continue
@@ -405,14 +463,19 @@ async def invoke(
     raise AssertionError("unreachable: the last attempt returns")  # pragma: no cover
 
 
-async def _run(tool: CompiledTool, invocation: Callable[[], object], runner: Runner) -> object:
+async def _run(
+    tool: CompiledTool,
+    invocation: Callable[[], object],
+    runner: Runner,
+    call: ToolUseBlock,
+    *,
+    timed: bool,
+) -> object:
     how = tool.invoke
     if how is Invoke.INLINE:
         return invocation()
     if how is Invoke.THREAD:
-        return await anyio.to_thread.run_sync(
-            invocation, limiter=runner.limiter, abandon_on_cancel=True
-        )
+        return await runner.in_thread(invocation, call, timed=timed)
     return await cast("Awaitable[object]", invocation())
 
 
@@ -431,7 +494,10 @@ async def run_call(tool: CompiledTool, scope: CallScope) -> ToolResultBlock:
     arguments = await gate(tool, arguments, scope)
     if type(arguments) is ToolResultBlock:
         return arguments
-    return await invoke(tool, prepare(tool, arguments, scope), scope)
+    invocation = prepare(tool, arguments, scope)
+    if type(invocation) is ToolResultBlock:
+        return invocation
+    return await invoke(tool, cast("Callable[[], object]", invocation), scope)
 
 
 def run_call_sync(tool: CompiledTool, scope: CallScope) -> ToolResultBlock:
@@ -448,8 +514,11 @@ def run_call_sync(tool: CompiledTool, scope: CallScope) -> ToolResultBlock:
     arguments = suspend_external(tool, scope.call, arguments)
     if type(arguments) is ToolResultBlock:
         return arguments
+    invocation = prepare(tool, arguments, scope)
+    if type(invocation) is ToolResultBlock:
+        return invocation
     try:
-        value = prepare(tool, arguments, scope)()
+        value = cast("Callable[[], object]", invocation)()
     except Exception as exc:
         return outcomes.raised(scope.call, exc)
     return outcomes.convert(tool, scope.call, value)

@@ -73,6 +73,11 @@ def _uses_session(tool: CompiledTool) -> bool:
     return tool.name == RESET_TOOLS or getattr(tool.tool, "uses_session", False) is True
 
 
+def _is_name(name: object) -> bool:
+    """Whether a call's name is a name at all (a model may send a null, a provider a list)."""
+    return isinstance(name, str)
+
+
 async def _done(result: ToolResultBlock) -> ToolResultBlock:
     return result
 
@@ -169,7 +174,12 @@ class ToolView(ToolLists):
         return not groups or not groups.isdisjoint(self.active_groups)
 
     def resolve(self, name: str) -> CompiledTool | None:
-        """The compiled tool ``name`` resolves to in this view, or ``None``."""
+        """The compiled tool ``name`` resolves to in this view, or ``None``.
+
+        A name that is no ``str`` (a model's null, say) resolves to nothing.
+        """
+        if not _is_name(name):
+            return None
         external = self._externals.get(name)
         if external is not None:
             return external
@@ -331,7 +341,9 @@ class ToolView(ToolLists):
         events: ...`` (or close it: leaving the ``async with`` or calling ``aclose`` cancels
         what is still running). A consumer cancelled mid-stream cannot be handed further
         events: the ``INTERRUPTED`` results of the calls that were running then go to
-        ``on_event``, if given.
+        ``on_event``, if given. The batch runs in a task of the stream's own: a stream dropped
+        without being closed is stopped when it is collected, and never touches the consumer's
+        task.
         """
 
         def start(sink: EventSink) -> Awaitable[ToolBatch]:
@@ -448,7 +460,7 @@ class ToolView(ToolLists):
         approved: bool = False,
     ) -> Coroutine[Any, Any, ToolResultBlock]:
         """Resolve and run one call: a plain visible tool's direct call, else the pipeline."""
-        direct = self._direct_calls().get(call.name)
+        direct = self._direct_calls().get(call.name) if _is_name(call.name) else None
         if direct is not None and (execution is None or execution.attempts == 1):
             if execution is None or execution.timeout is None:
                 return direct(call)  # type: ignore[no-any-return]
@@ -504,7 +516,7 @@ class ToolView(ToolLists):
     def _missing(self, call: ToolUseBlock) -> ToolResultBlock:
         """The result for a name this view does not resolve: unknown, or not available."""
         entries = self._table.entries
-        if call.name not in entries:
+        if not _is_name(call.name) or call.name not in entries:
             return outcomes.unknown(call, self.names())
         if not backend_allowed(self.config.mode):
             reason = "this request uses only its own tools"

@@ -293,10 +293,11 @@ pub(crate) fn pending_call_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
 }
 
 /// Whether a call's raw arguments are an empty text (read as `{}`); anything that is not text
-/// is left to the validator, which refuses it.
+/// is left to the validator, which refuses it (a `str` holding a lone surrogate included: it is
+/// measured, never encoded, here).
 fn is_empty_text(raw: &Bound<'_, PyAny>) -> PyResult<bool> {
     if let Ok(text) = raw.cast::<PyString>() {
-        return Ok(text.to_str()?.is_empty());
+        return text.is_empty();
     }
     Ok(raw
         .cast::<PyBytes>()
@@ -394,7 +395,8 @@ impl ToolCaller {
             };
         if plain_route {
             let name = field(call, Field::Name)?;
-            if let Some(direct) = direct.bind(py).get_item(&name)?
+            // A name no dict can hold (unhashable) is no plain tool's: the pipeline answers it.
+            if let Ok(Some(direct)) = direct.bind(py).get_item(&name)
                 && let Ok(direct) = direct.cast::<DirectCall>()
             {
                 return pending::pending_call(direct, call);
