@@ -42,8 +42,8 @@ from ferrotool._execution.events import (
 from ferrotool._execution.loopback import on_loop
 from ferrotool._execution.runner import Runner
 from ferrotool._permissions.decisions import PermissionRule
-from ferrotool._session.pending import PendingToolCall, SuspensionKind
-from ferrotool._session.state import SessionKey, SessionStore, update_session
+from ferrotool._session.pending import PendingToolCall, SuspensionKind, apart, placed
+from ferrotool._session.state import SessionKey, SessionStore, ToolContextState, update_session
 from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.execution import DEFAULTS, UNSET, ExecutionConfig
@@ -108,8 +108,11 @@ class Confirmation:
     Attributes:
         call_id: The waiting call's id.
         approved: Whether it may run.
-        arguments: Arguments to run with instead of the model's (validated again), if the
-            person changed them.
+        arguments: Arguments to run with instead of the model's, if the person changed them:
+            a JSON object the tool's schema accepts (else the reply is refused, and the call
+            still waits). The approval answers the question the person was shown; edited
+            arguments that raise another are asked about again (see
+            `ferrotool._execution.resume`).
         rules: Rules to add to the session's permissions (say, one of the call's suggestions),
             so that similar calls no longer ask.
     """
@@ -223,6 +226,7 @@ async def run_batch(
         raise
     done = tuple(result for result in results if result is not None)
     suspension = await _suspend(host, calls, done, emit)
+    done = placed(done, suspension.pending if suspension is not None else ())
     all_denied = bool(done) and all(r.state is ToolResultState.DENIED for r in done)
     if all_denied:
         emit(AllToolsDenied(done))
@@ -320,16 +324,39 @@ async def _suspend(
         for call, result in waits
         if (waiting_call := waiting(result, call, reply_id)) is not None
     )
-    session = host.session
-    if session is not None:
-        store, key = session
-        await update_session(store, key, lambda state: state.with_pending(pending))
+    pending = await _stored_apart(host, pending, [result for _, result in waits], calls)
     suspension = Suspension(reply_id, pending)
     if suspension.confirmations:
         emit(ConfirmationRequired(reply_id, suspension.confirmations))
     if suspension.external_calls:
         emit(ExternalExecutionRequired(reply_id, suspension.external_calls))
     return suspension
+
+
+async def _stored_apart(
+    host: BatchHost,
+    asked: tuple[PendingToolCall, ...],
+    placeholders: list[ToolResultBlock],
+    calls: tuple[ToolUseBlock, ...],
+) -> tuple[PendingToolCall, ...]:
+    """Store the waiting calls in the session, if there is one, with ids no waiting call shares.
+
+    The ids are chosen in the compare-and-set that stores the calls (see
+    `ferrotool._session.pending.apart`).
+    """
+    session = host.session
+    if session is None:
+        return apart(asked, placeholders, calls, ())
+    stored = asked
+
+    def add(state: ToolContextState) -> ToolContextState:
+        nonlocal stored
+        stored = apart(asked, placeholders, calls, state.pending_calls)
+        return state.with_pending(stored)
+
+    store, key = session
+    await update_session(store, key, add)
+    return stored
 
 
 __all__ = [
