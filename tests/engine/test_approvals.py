@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from ferrotool import (
@@ -41,8 +43,26 @@ from ferrotool.builtins.files import WriteTextFile
 from ferrotool.providers import anthropic, gemini, openai_chat, openai_responses
 
 CONTEXT = RuntimeContext(user_id="ann", session_id="s1")
+# redis-py's client (`redis.asyncio`), which `RedisSessionStore` is built on, runs on asyncio only.
+REDIS_NEEDS_ASYNCIO = "RedisSessionStore is built on redis.asyncio, which runs on asyncio only"
 KEY = SessionKey("ann", "s1")
 RENAMED = re.compile(r"^(?P<base>.+)#[0-9a-f]{8}$")
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def store(request: pytest.FixtureRequest, anyio_backend: str) -> AsyncIterator[SessionStore]:
+    """Each store kind: in memory, and a real Redis server (``FERROTOOL_REDIS_URL``)."""
+    if request.param == "memory":
+        yield InMemorySessionStore()
+        return
+    if anyio_backend != "asyncio":
+        pytest.skip(REDIS_NEEDS_ASYNCIO)
+    from ferrotool.redis import RedisSessionStore
+
+    url: str = request.getfixturevalue("redis_url")
+    prefix: str = request.getfixturevalue("redis_prefix")
+    async with RedisSessionStore.from_url(url, prefix=prefix) as redis_store:
+        yield redis_store
 
 
 class Deploy(ToolBase[dict[str, Any]]):
@@ -250,12 +270,11 @@ _BAD_ARGUMENTS: list[tuple[object, str]] = [
 
 @pytest.mark.parametrize(("arguments", "says"), _BAD_ARGUMENTS)
 async def test_bad_edited_arguments_are_refused_and_the_call_still_waits(
-    arguments: object, says: str
+    store: SessionStore, arguments: object, says: str
 ) -> None:
     deploy = Deploy()
     kit = Toolkit()
     kit.register(deploy)
-    store = InMemorySessionStore()
     view = await kit.snapshot().open_view(CONTEXT, store)
     await view.call_tools([ToolUseBlock.of("c1", "deploy", {"env": "prod"})], CONTEXT)
     before = await store.load(KEY)
@@ -312,11 +331,12 @@ def _gemini_response(result: ToolResultBlock) -> dict[str, object]:
     return dict(part.get("function_response") or {})
 
 
-async def test_a_provider_that_numbers_calls_per_turn_gets_one_call_per_reply() -> None:
+async def test_a_provider_that_numbers_calls_per_turn_gets_one_call_per_reply(
+    store: SessionStore,
+) -> None:
     deploy = Deploy()
     kit = Toolkit()
     kit.register(deploy)
-    store = InMemorySessionStore()
     view = await kit.snapshot().open_view(CONTEXT, store)
     first = await view.call_tools(_gemini_turn("prod"), CONTEXT)
     second = await view.call_tools(_gemini_turn("staging"), CONTEXT)
@@ -366,11 +386,10 @@ async def test_results_answer_with_the_id_the_model_gave() -> None:
     assert anthropic.result_messages([result])[0]["tool_use_id"] == "fc-1"
 
 
-async def test_repeated_ids_in_one_batch_wait_apart() -> None:
+async def test_repeated_ids_in_one_batch_wait_apart(store: SessionStore) -> None:
     deploy = Deploy()
     kit = Toolkit()
     kit.register(deploy)
-    store = InMemorySessionStore()
     view = await kit.snapshot().open_view(CONTEXT, store)
     calls = [
         ToolUseBlock.of("c1", "deploy", {"env": "prod"}),
@@ -388,11 +407,10 @@ async def test_repeated_ids_in_one_batch_wait_apart() -> None:
     assert [p.id for p in (await store.load(KEY)).pending_calls] == [ids[1]]
 
 
-async def test_a_renamed_call_survives_the_stored_form() -> None:
+async def test_a_renamed_call_survives_the_stored_form(store: SessionStore) -> None:
     deploy = Deploy()
     kit = Toolkit()
     kit.register(deploy)
-    store = InMemorySessionStore()
     view = await kit.snapshot().open_view(CONTEXT, store)
     await view.call_tools(_gemini_turn("prod", "fc-1"), CONTEXT)
     await view.call_tools(_gemini_turn("staging", "fc-1"), CONTEXT)
@@ -401,3 +419,83 @@ async def test_a_renamed_call_survives_the_stored_form() -> None:
     assert again.pending_calls == state.pending_calls
     assert [p.model_id for p in again.pending_calls] == ["", "fc-1"]
     assert PermissionContextState() == again.permissions
+
+
+async def test_calls_suspended_at_once_with_one_id_wait_apart(store: SessionStore) -> None:
+    deploy = Deploy()
+    kit = Toolkit()
+    kit.register(deploy)
+    registry = kit.snapshot()
+    views = [await registry.open_view(CONTEXT, store) for _ in range(6)]
+    async with anyio.create_task_group() as group:
+        for index, view in enumerate(views):
+            env = "prod" if index % 2 else "staging"
+            group.start_soon(view.call_tools, _gemini_turn(env), CONTEXT)
+    waiting = (await store.load(KEY)).pending_calls
+    assert len({p.id for p in waiting}) == len(waiting) == 6
+    assert {p.answers for p in waiting} == {"gemini-call-0"}
+    for pending in waiting:
+        await registry.resume(CONTEXT, store, [Confirmation(pending.id, True)])
+    assert sorted(deploy.runs) == ["prod"] * 3 + ["staging"] * 3
+
+
+async def test_an_approval_delivered_twice_that_asks_again_is_accepted_once(
+    store: SessionStore,
+) -> None:
+    deploy = Deploy()
+    kit = Toolkit()
+    kit.register(deploy)
+    registry = kit.snapshot()
+    view = await registry.open_view(CONTEXT, store)
+    await view.call_tools([ToolUseBlock.of("c1", "deploy", {"env": "staging"})], CONTEXT)
+    outcomes: list[str] = []
+
+    async def deliver() -> None:
+        edited = Confirmation("c1", True, arguments={"env": "prod"})
+        try:
+            await registry.resume(CONTEXT, store, [edited])
+            outcomes.append("accepted")
+        except ResumeError as refused:
+            outcomes.append(str(refused))
+
+    async with anyio.create_task_group() as group:
+        for _ in range(6):
+            group.start_soon(deliver)
+    assert outcomes.count("accepted") == 1
+    assert deploy.runs == []
+    (asked,) = (await store.load(KEY)).pending_calls
+    assert asked.id != "c1"
+    assert asked.message == "Deploy to prod?"
+
+
+class Scale(ToolBase[dict[str, Any]]):
+    """Takes any value; always asks the same question."""
+
+    name = "scale"
+    input_schema = {"type": "object", "properties": {"n": {}}, "required": ["n"]}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: list[object] = []
+
+    async def check_permissions(
+        self, tool_input: dict[str, Any], context: PermissionContext
+    ) -> PermissionDecision:
+        return PermissionDecision.ask("Scale?")
+
+    async def call(self, param: ToolCallParam[dict[str, Any]]) -> str:
+        self.runs.append(param.input["n"])
+        return "scaled"
+
+
+@pytest.mark.parametrize(("model", "person"), [(1, True), (1, 1.0), (0, False), (1, 1)])
+async def test_an_edit_is_told_apart_by_its_json(model: object, person: object) -> None:
+    scale = Scale()
+    kit = Toolkit()
+    kit.register(scale)
+    store = InMemorySessionStore()
+    view = await kit.snapshot().open_view(CONTEXT, store)
+    await view.call_tools([ToolUseBlock.of("c1", "scale", {"n": model})], CONTEXT)  # type: ignore[dict-item]
+    await kit.snapshot().resume(CONTEXT, store, [Confirmation("c1", True, arguments={"n": person})])
+    (ran,) = scale.runs
+    assert (type(ran), ran) == (type(person), person)

@@ -282,11 +282,16 @@ def _edited(call: ToolUseBlock, text: str | None) -> ToolUseBlock | None:
     if text is None:
         return None
     try:
-        if orjson.loads(text) == orjson.loads(call.arguments or "{}"):
+        if _canonical(text) == _canonical(call.arguments or "{}"):
             return None
     except orjson.JSONDecodeError:  # the model's arguments were not JSON
         pass
     return call._replace(arguments=text)
+
+
+def _canonical(text: str | bytes) -> bytes:
+    """JSON text written one way: keys sorted, ``1``, ``1.0`` and ``true`` kept apart."""
+    return orjson.dumps(orjson.loads(text), option=orjson.OPT_SORT_KEYS)
 
 
 async def _answered(
