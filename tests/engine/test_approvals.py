@@ -39,6 +39,7 @@ from ferrotool import (
     ToolUseBlock,
     update_session,
 )
+from ferrotool._session.pending import ID_MARK
 from ferrotool.builtins.files import WriteTextFile
 from ferrotool.providers import anthropic, gemini, openai_chat, openai_responses
 
@@ -376,6 +377,7 @@ async def test_results_answer_with_the_id_the_model_gave() -> None:
     (two,) = second.suspension.pending
     assert two.id != "fc-1"
     assert two.model_id == "fc-1"
+    assert two.id.startswith("fc-1" + ID_MARK)  # the adapters look for the mark
     for placeholder in second.results:
         assert dict(openai_chat.result_messages([placeholder])[0])["tool_call_id"] == "fc-1"
     later = await kit.snapshot().resume(CONTEXT, store, [Confirmation(two.id, True)])

@@ -76,12 +76,11 @@ def result_id(result: ToolResultBlock) -> str:
     Raises:
         ProviderShapeError: The result was never stamped with its call (``id`` is ``None``).
     """
-    metadata = result.metadata
-    if metadata:
-        model_id = metadata.get(MODEL_ID_KEY)
+    call_id = result.id
+    if call_id is not None and "#" in call_id:  # ID_MARK: only such an id is one of ferrotool's
+        model_id = result.metadata.get(MODEL_ID_KEY)
         if isinstance(model_id, str) and model_id:
             return model_id
-    call_id = result.id
     if call_id is None:
         raise ProviderShapeError(
             f"a result needs the id of the call it answers (use with_call): {result!r:.200}"
