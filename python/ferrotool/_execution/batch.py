@@ -43,7 +43,7 @@ from ferrotool._execution.loopback import on_loop
 from ferrotool._execution.runner import Runner
 from ferrotool._permissions.decisions import PermissionRule
 from ferrotool._session.pending import PendingToolCall, SuspensionKind, apart, placed
-from ferrotool._session.state import SessionKey, SessionStore, ToolContextState, update_session
+from ferrotool._session.state import SessionKey, SessionStore, store_waiting
 from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.execution import DEFAULTS, UNSET, ExecutionConfig
@@ -324,39 +324,18 @@ async def _suspend(
         for call, result in waits
         if (waiting_call := waiting(result, call, reply_id)) is not None
     )
-    pending = await _stored_apart(host, pending, [result for _, result in waits], calls)
+    placeholders = [result for _, result in waits]
+    session = host.session
+    if session is None:
+        pending = apart(pending, placeholders, calls, ())
+    else:
+        pending = await store_waiting(*session, pending, placeholders, calls)
     suspension = Suspension(reply_id, pending)
     if suspension.confirmations:
         emit(ConfirmationRequired(reply_id, suspension.confirmations))
     if suspension.external_calls:
         emit(ExternalExecutionRequired(reply_id, suspension.external_calls))
     return suspension
-
-
-async def _stored_apart(
-    host: BatchHost,
-    asked: tuple[PendingToolCall, ...],
-    placeholders: list[ToolResultBlock],
-    calls: tuple[ToolUseBlock, ...],
-) -> tuple[PendingToolCall, ...]:
-    """Store the waiting calls in the session, if there is one, with ids no waiting call shares.
-
-    The ids are chosen in the compare-and-set that stores the calls (see
-    `ferrotool._session.pending.apart`).
-    """
-    session = host.session
-    if session is None:
-        return apart(asked, placeholders, calls, ())
-    stored = asked
-
-    def add(state: ToolContextState) -> ToolContextState:
-        nonlocal stored
-        stored = apart(asked, placeholders, calls, state.pending_calls)
-        return state.with_pending(stored)
-
-    store, key = session
-    await update_session(store, key, add)
-    return stored
 
 
 __all__ = [
