@@ -229,6 +229,35 @@ async def test_an_edit_that_a_rule_allows_runs() -> None:
     assert resumed.suspension is None
 
 
+async def test_an_edit_that_the_approvals_own_rule_allows_runs() -> None:
+    deploy = Deploy()
+    kit = Toolkit()
+    kit.register(deploy)
+    store = InMemorySessionStore()
+    view = await kit.snapshot().open_view(CONTEXT, store)
+    await view.call_tools([ToolUseBlock.of("c1", "deploy", {"env": "prod"})], CONTEXT)
+    rule = _rule("deploy", "staging", PermissionBehavior.ALLOW)
+    resumed = await kit.snapshot().resume(
+        CONTEXT, store, [Confirmation("c1", True, arguments={"env": "staging"}, rules=(rule,))]
+    )
+    assert [(r.id, r.content) for r in resumed.results] == [("c1", "deployed to staging")]
+    assert deploy.runs == ["staging"]
+
+
+async def test_an_edit_cannot_reach_past_a_deny_rule_with_a_rule_of_its_own(
+    tmp_path: Path,
+) -> None:
+    kit, store = await _files(tmp_path, DENY_SSH)
+    await _ask_to_write(kit, store, "notes.txt")
+    anything = _rule("write_text_file", None, PermissionBehavior.ALLOW)
+    edited: dict[str, object] = {"file_path": ".ssh/authorized_keys", "content": KEY_LINE}
+    resumed = await kit.snapshot().resume(
+        CONTEXT, store, [Confirmation("c1", True, arguments=edited, rules=(anything,))]
+    )
+    assert [r.state for r in resumed.results] == [ToolResultState.DENIED]
+    assert not (tmp_path / ".ssh" / "authorized_keys").exists()
+
+
 async def test_an_unedited_approval_meets_a_deny_rule_added_while_it_waited() -> None:
     deploy = Deploy()
     kit = Toolkit()

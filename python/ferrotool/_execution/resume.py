@@ -272,7 +272,11 @@ def _validator(host: ResumeHost) -> Validate:
             parsed = pipeline.parse(tool, pending.call._replace(arguments=text))
         except Exception as error:
             return f"{type(error).__name__}: {error}"
-        return parsed.content if type(parsed) is ToolResultBlock else None
+        if type(parsed) is not ToolResultBlock:
+            return None
+        text = parsed.content  # the model's wording: "Error: ...", a "- " line per problem
+        problems = [line for line in text.splitlines() if line.startswith("- ")]
+        return "\n" + "\n".join(problems) if problems else text
 
     return validate
 
