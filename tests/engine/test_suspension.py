@@ -184,13 +184,23 @@ async def test_approval_and_external_calls_wait_while_their_siblings_run() -> No
     assert partial.suspension is not None
     assert [p.id for p in partial.suspension.pending] == ["c2"]
 
-    # An approval with edited arguments runs once, validated, and its rules join the session.
+    # An approval whose edited arguments ask another question asks again, under a new id; its
+    # rules join the session. The new question, approved, runs once.
     rule = asking.suggestions[0]
-    approved = await registry.resume(
+    again = await registry.resume(
         _context(), store, [Confirmation("c2", True, arguments={"env": "staging"}, rules=(rule,))]
     )
+    (placeholder,) = again.results
+    assert placeholder.needs_approval
+    assert placeholder.metadata["replaces"] == "c2"
+    assert again.suspension is not None
+    (asked,) = again.suspension.pending
+    assert asked.id == placeholder.id != "c2"
+    assert asked.call.input == {"env": "staging"}
+    assert deploy.runs == []
+    approved = await registry.resume(_context(), store, [Confirmation(asked.id, True)])
     assert [(r.id, r.state, r.content) for r in approved.results] == [
-        ("c2", ToolResultState.SUCCESS, "deployed to staging")
+        (asked.id, ToolResultState.SUCCESS, "deployed to staging")
     ]
     assert approved.suspension is None
     assert deploy.runs == ["staging"]
@@ -238,18 +248,16 @@ async def test_a_rejected_call_is_denied_by_the_user() -> None:
     assert deploy.runs == []
 
 
-async def test_edited_arguments_are_validated_again() -> None:
+async def test_edited_arguments_are_validated_before_anything_is_accepted() -> None:
     kit, deploy = _setup()
     store = InMemorySessionStore()
     registry = kit.snapshot()
     view = await registry.open_view(CONTEXT, store)
     await view.call_tools([ToolUseBlock("c1", "deploy", '{"env": "prod"}')], CONTEXT)
-    resumed = await registry.resume(
-        CONTEXT, store, [Confirmation("c1", True, arguments={"env": "moon"})]
-    )
-    (result,) = resumed.results
-    assert result.state is ToolResultState.ERROR
-    assert "env" in result.content
+    with pytest.raises(ResumeError, match="c1: the edited arguments are invalid") as refused:
+        await registry.resume(CONTEXT, store, [Confirmation("c1", True, arguments={"env": "moon"})])
+    assert "env" in str(refused.value)
+    assert [p.id for p in (await store.load(KEY)).pending_calls] == ["c1"]
     assert deploy.runs == []
 
 

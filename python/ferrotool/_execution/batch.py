@@ -50,8 +50,8 @@ from ferrotool._execution.loopback import on_loop
 from ferrotool._execution.middleware import NotJsonText, not_text
 from ferrotool._execution.runner import Runner
 from ferrotool._permissions.decisions import PermissionRule
-from ferrotool._session.pending import PendingToolCall, SuspensionKind
-from ferrotool._session.state import SessionKey, SessionStore, update_session
+from ferrotool._session.pending import PendingToolCall, SuspensionKind, apart, placed
+from ferrotool._session.state import SessionKey, SessionStore, store_waiting
 from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.execution import DEFAULTS, UNSET, ExecutionConfig
@@ -117,8 +117,11 @@ class Confirmation:
     Attributes:
         call_id: The waiting call's id.
         approved: Whether it may run.
-        arguments: Arguments to run with instead of the model's (validated again), if the
-            person changed them.
+        arguments: Arguments to run with instead of the model's, if the person changed them:
+            a JSON object the tool's schema accepts (else the reply is refused, and the call
+            still waits). The approval answers the question the person was shown; edited
+            arguments that raise another are asked about again (see
+            `ferrotool._execution.resume`).
         rules: Rules to add to the session's permissions (say, one of the call's suggestions),
             so that similar calls no longer ask.
     """
@@ -253,6 +256,7 @@ async def run_batch(
         raise
     done = tuple(result for result in results if result is not None)
     suspension = await _suspend(host, calls, done, emit)
+    done = placed(done, suspension.pending if suspension is not None else ())
     all_denied = bool(done) and all(r.state is ToolResultState.DENIED for r in done)
     if all_denied:
         emit(AllToolsDenied(done))
@@ -363,10 +367,12 @@ async def _suspend(
         for call, result in waits
         if (waiting_call := waiting(result, call, reply_id)) is not None
     )
+    placeholders = [result for _, result in waits]
     session = host.session
-    if session is not None:
-        store, key = session
-        await update_session(store, key, lambda state: state.with_pending(pending))
+    if session is None:
+        pending = apart(pending, placeholders, calls, ())
+    else:
+        pending = await store_waiting(*session, pending, placeholders, calls)
     suspension = Suspension(reply_id, pending)
     if suspension.confirmations:
         emit(ConfirmationRequired(reply_id, suspension.confirmations))

@@ -5,10 +5,34 @@ waits for approval, a `ToolResultBlock` for a call the client ran, and text (a m
 person's, which only a complete set of results may come with). Accepting replies and removing
 their calls from the session's waiting set is one compare-and-set: delivered twice, or to two
 processes at once, a reply is accepted once and the other delivery is refused, with the
-message that says why. Approved calls then run (with the arguments the person gave, validated
-again, and without asking again), rejected ones end ``DENIED``, and the client's results come
-back stamped with their calls, all under the suspension's reply id. A reply set that leaves
-calls waiting is fine: they stay pending.
+message that says why. A reply set that leaves calls waiting is fine: they stay pending.
+
+Every reply is checked completely before the compare-and-set: its shape (an id that is a
+non-empty string, ``approved`` a bool, rules that are `PermissionRule` values), the call it
+names (waiting, and for the right kind of reply), and edited arguments, which must be a JSON
+object (no integer past 64 bits, no NaN or infinity, no set, no lone surrogate) that the
+tool's schema accepts. A bad reply raises `ResumeError` naming the call; nothing is consumed
+then, and a corrected reply is accepted later.
+
+An approval answers the question it was shown, and nothing more. An approved call is decided
+again, with the session's permissions as they are once the replies are accepted (the rules the
+replies add included):
+
+- a decision that asks the very question the person approved (same message and reason) is
+  answered: the call runs. Edited arguments count only when they differ from the model's;
+  edited arguments that raise a safety question are never answered by an approval of other
+  arguments;
+- any other decision is the gate's, as for a fresh call: a deny rule (one added while the call
+  waited included), the tool's denial or the mode's deny ends the call ``DENIED``; an allow
+  runs it; another question asks again: the call waits anew, in a suspension of its own, under
+  a new id (``<the model's id>#<tag>``, so that the first approval, delivered again, cannot
+  answer it), and its placeholder names the id it replaces (`REPLACES_KEY`).
+
+Rejected calls end ``DENIED``, and the client's results come back stamped with their calls,
+all under the suspension's reply id. The resume's suspension lists what still waits: the
+settled suspension's other calls, then the calls that wait anew (under the new suspension's
+reply id, which each waiting call also carries). Results of a call that waited under an id
+of ferrotool's carry the model's id (`MODEL_ID_KEY`) for the provider adapters.
 
 Exactly once means never twice: the compare-and-set that accepts an approval happens before the
 call runs, so a process that dies in between loses that call (at most once, never a second run).
@@ -16,18 +40,37 @@ call runs, so a process that dies in between loses that call (at most once, neve
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from typing import TypeAlias
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Protocol, TypeAlias
 
 import orjson
 
+from ferrotool._execution import pipeline
 from ferrotool._execution.batch import BatchHost, Confirmation, Suspension, ToolBatch, run_batch
+from ferrotool._execution.compiled import CompiledTool
 from ferrotool._execution.events import EventSink, ToolCallFinished
-from ferrotool._session.pending import PendingToolCall, SuspensionKind
-from ferrotool._session.state import ToolContextState, update_session
-from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
-from ferrotool._values.context import RuntimeContext
+from ferrotool._execution.runner import Runner
+from ferrotool._permissions.decisions import PermissionBehavior, PermissionRule
+from ferrotool._permissions.engine import _is_safety, decide_known
+from ferrotool._permissions.state import PermissionContext, PermissionContextState
+from ferrotool._session.pending import PendingToolCall, SuspensionKind, answering
+from ferrotool._session.state import (
+    SessionKey,
+    SessionStore,
+    ToolContextState,
+    update_session,
+)
+from ferrotool._values.calls import (
+    MODEL_ID_KEY,
+    REPLACES_KEY,
+    ToolResultBlock,
+    ToolResultState,
+    ToolUseBlock,
+)
+from ferrotool._values.context import EMPTY_CONTEXT, ProgressSink, RuntimeContext
 from ferrotool._values.execution import ExecutionConfig
 from ferrotool.errors import ResumeError
 
@@ -36,21 +79,65 @@ Reply: TypeAlias = Confirmation | ToolResultBlock | str
 
 DENIED_BY_USER = "Permission denied by user"
 
+Validate: TypeAlias = Callable[[PendingToolCall, str], str | None]
+"""Checks edited arguments (JSON text) against a waiting call's tool: the problem, or ``None``."""
+
+
+class ResumeHost(BatchHost, Protocol):
+    """Where a resume runs approved calls (a `ToolView`)."""
+
+    def resolve(self, name: str) -> CompiledTool | None:
+        """The compiled tool ``name`` resolves to, or ``None``."""
+        ...
+
+    def reload(self) -> Awaitable[ResumeHost]:
+        """The same host, its session's state read anew."""
+        ...
+
 
 def _listed(ids: Iterable[str]) -> str:
     return "[" + ", ".join(ids) + "]"
 
 
-def _check_shape(replies: Sequence[Reply]) -> None:
-    """The refusals that need no session state: malformed and duplicate replies."""
+def _check_shape(replies: Sequence[Reply]) -> dict[str, str]:
+    """The refusals that need no session state: malformed and duplicate replies.
+
+    Returns:
+        The edited arguments of each confirmation that has them, as JSON text, by call id.
+    """
     results: list[str] = []
     confirmed: list[str] = []
+    edits: dict[str, str] = {}
     for reply in replies:
         if isinstance(reply, Confirmation):
-            if not reply.call_id:
+            call_id = reply.call_id
+            if not isinstance(call_id, str):
+                raise ResumeError(
+                    f"ConfirmResult.toolCall.id must be a string, not {type(call_id).__name__}."
+                )
+            if not call_id:
                 raise ResumeError("ConfirmResult.toolCall.id must not be empty.")
-            confirmed.append(reply.call_id)
+            if not isinstance(reply.approved, bool):
+                raise ResumeError(
+                    f"ConfirmResult for tool call ID {call_id}: approved must be True or False, "
+                    f"not {reply.approved!r}."
+                )
+            rules: object = reply.rules
+            if not isinstance(rules, (tuple, list)) or not all(
+                isinstance(rule, PermissionRule) for rule in rules
+            ):
+                raise ResumeError(
+                    f"ConfirmResult for tool call ID {call_id}: rules must be a tuple of "
+                    f"PermissionRule values, not {rules!r:.80}."
+                )
+            if reply.arguments is not None:
+                edits[call_id] = _json_object(call_id, reply.arguments)
+            confirmed.append(call_id)
         elif isinstance(reply, ToolResultBlock):
+            if reply.id is not None and not isinstance(reply.id, str):
+                raise ResumeError(
+                    f"A tool result's id must be a string, not {type(reply.id).__name__}."
+                )
             if not reply.id:
                 raise ResumeError("A tool result needs the id of the call it answers.")
             results.append(reply.id)
@@ -64,16 +151,68 @@ def _check_shape(replies: Sequence[Reply]) -> None:
     for call_id, count in Counter(confirmed).items():
         if count > 1:
             raise ResumeError(f"Duplicate ConfirmResult for tool call ID: {call_id}")
+    return edits
+
+
+def _json_object(call_id: str, arguments: object) -> str:
+    """Edited arguments as JSON text, or the refusal that says why they cannot be.
+
+    The text is made once, here: what runs is what was checked, whatever happens to the
+    caller's dict afterwards.
+    """
+    if not isinstance(arguments, dict):
+        raise ResumeError(
+            f"ConfirmResult for tool call ID {call_id}: the edited arguments are a "
+            f"{type(arguments).__name__}, not a JSON object (a dict)."
+        )
+    try:
+        text = orjson.dumps(arguments)
+    except TypeError as error:  # orjson.JSONEncodeError included
+        raise ResumeError(
+            f"ConfirmResult for tool call ID {call_id}: the edited arguments cannot be written "
+            f"as JSON: {error}."
+        ) from None
+    if not _finite(arguments):
+        raise ResumeError(
+            f"ConfirmResult for tool call ID {call_id}: the edited arguments cannot be written "
+            "as JSON: NaN and infinity are not JSON numbers."
+        )
+    return text.decode()
+
+
+def _finite(value: object) -> bool:
+    """Whether no float in a JSON value is NaN or infinite (orjson writes those as null)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return True
 
 
 def accept(
-    state: ToolContextState, replies: Sequence[Reply]
+    state: ToolContextState,
+    replies: Sequence[Reply],
+    edits: Mapping[str, str] | None = None,
+    validate: Validate | None = None,
 ) -> tuple[ToolContextState, tuple[PendingToolCall, ...]]:
     """The session state once ``replies`` are accepted, and the calls they settle.
 
+    Args:
+        state: The session's state.
+        replies: The replies, their shape checked (`_check_shape`).
+        edits: The edited arguments of approvals, as JSON text, by call id.
+        validate: Checks edited arguments against the waiting call's tool.
+
     Raises:
-        ResumeError: A reply refers to no waiting call (unknown, or already settled), or text
-            comes with a partial set of results; the messages are AgentScope's.
+        ResumeError: A reply refers to no waiting call (unknown, or already settled), text
+            comes with a partial set of results (the messages are AgentScope's), or an
+            approval's edited arguments are invalid.
     """
     waiting = state.pending_calls
     external = [p.id for p in waiting if p.kind is SuspensionKind.EXTERNAL]
@@ -102,6 +241,17 @@ def accept(
             "Cannot include text content when providing partial tool results. "
             f"Provided: {_listed(results)}, Pending: {_listed(external)}"
         )
+    if edits and validate is not None:
+        for confirmation in confirmations:
+            text = edits.get(confirmation.call_id)
+            pending = state.pending(confirmation.call_id)
+            if confirmation.approved and text is not None and pending is not None:
+                problem = validate(pending, text)
+                if problem is not None:
+                    raise ResumeError(
+                        f"ConfirmResult for tool call ID {confirmation.call_id}: the edited "
+                        f"arguments are invalid: {problem}"
+                    )
     settled = {*results, *(c.call_id for c in confirmations)}
     accepted = tuple(p for p in waiting if p.id in settled)
     changed = state.without_pending(settled)
@@ -111,8 +261,133 @@ def accept(
     return changed, accepted
 
 
+def _validator(host: ResumeHost) -> Validate:
+    """Edited arguments are checked as a fresh call's are: the tool's schema, in one pass."""
+
+    def validate(pending: PendingToolCall, text: str) -> str | None:
+        tool = host.resolve(pending.call.name)
+        if tool is None:  # the run reports the tool as gone
+            return None
+        try:
+            parsed = pipeline.parse(tool, pending.call._replace(arguments=text))
+        except Exception as error:
+            return f"{type(error).__name__}: {error}"
+        if type(parsed) is not ToolResultBlock:
+            return None
+        text = parsed.content  # the model's wording: "Error: ...", a "- " line per problem
+        problems = [line for line in text.splitlines() if line.startswith("- ")]
+        return "\n" + "\n".join(problems) if problems else text
+
+    return validate
+
+
+def _edited(call: ToolUseBlock, text: str | None) -> ToolUseBlock | None:
+    """The call with the edited arguments, or ``None`` if they are the model's own."""
+    if text is None:
+        return None
+    try:
+        if _canonical(text) == _canonical(call.arguments or "{}"):
+            return None
+    except orjson.JSONDecodeError:  # the model's arguments were not JSON
+        pass
+    return call._replace(arguments=text)
+
+
+def _canonical(text: str | bytes) -> bytes:
+    """JSON text written one way: keys sorted, ``1``, ``1.0`` and ``true`` kept apart."""
+    return orjson.dumps(orjson.loads(text), option=orjson.OPT_SORT_KEYS)
+
+
+async def _answered(
+    host: ResumeHost,
+    pending: PendingToolCall,
+    call: ToolUseBlock,
+    edited: bool,
+    permissions: PermissionContextState,
+    context: RuntimeContext | None,
+) -> bool:
+    """Whether the person's approval answers the call's decision now (see the module).
+
+    Anything unexpected (the tool gone, arguments now invalid, a check that raises) is no
+    answer: the call then goes through the gate, which reports it.
+    """
+    tool = host.resolve(call.name)
+    if tool is None:
+        return False
+    try:
+        parsed = pipeline.parse(tool, call)
+        if type(parsed) is ToolResultBlock:
+            return False
+        decision = await decide_known(
+            tool.tool,
+            tool.checked,
+            parsed,
+            PermissionContext(state=permissions, runtime=context or EMPTY_CONTEXT),
+            own_check=tool.checks_permissions,
+        )
+    except Exception:
+        return False
+    if decision.behavior is not PermissionBehavior.ASK or (edited and _is_safety(decision)):
+        return False
+    if decision.message != pending.message:
+        return False
+    return pending.reason is None or (decision.reason or "") == pending.reason
+
+
+class _Approvals:
+    """The host the approved calls run on: the answered ones without asking, the rest gated.
+
+    Their results carry the model's id where the call waited under another, and a result that
+    waits again names the call it replaces, for `ferrotool._session.pending.apart`.
+    """
+
+    __slots__ = ("_answered", "_host", "_pending")
+
+    def __init__(
+        self, host: ResumeHost, pending: Mapping[str, PendingToolCall], answered: set[str]
+    ) -> None:
+        self._host = host
+        self._pending = pending
+        self._answered = answered
+
+    @property
+    def runner(self) -> Runner:
+        return self._host.runner
+
+    @property
+    def session(self) -> tuple[SessionStore, SessionKey] | None:
+        return self._host.session
+
+    def concurrency_safe(self, name: str) -> bool:
+        return self._host.concurrency_safe(name)
+
+    async def run_one(
+        self,
+        call: ToolUseBlock,
+        context: RuntimeContext | None,
+        agent: object | None,
+        on_progress: ProgressSink | None,
+        execution: ExecutionConfig | None,
+        approved: bool,
+    ) -> ToolResultBlock:
+        answered = call.id in self._answered
+        result = await self._host.run_one(
+            call, context, agent, on_progress, execution, approved or answered
+        )
+        pending = self._pending[call.id]
+        metadata = dict(result.metadata)
+        if pending.model_id:
+            metadata[MODEL_ID_KEY] = pending.model_id
+        if not answered and (result.needs_approval or result.is_suspended):
+            metadata[MODEL_ID_KEY] = pending.answers
+            metadata[REPLACES_KEY] = pending.id
+        if metadata != result.metadata:
+            result = result._replace(metadata=MappingProxyType(metadata))
+        return result
+
+
 async def resume(
-    host: BatchHost,
+    host: ResumeHost,
     state: ToolContextState | None,
     replies: Sequence[Reply],
     context: RuntimeContext | None,
@@ -143,56 +418,64 @@ async def resume(
         raise ValueError("resume needs a session: open the view with a store (open_view)")
     store, key = session
     replies = tuple(replies)
-    _check_shape(replies)
+    edits = _check_shape(replies)
+    validate = _validator(host)
     accepted: tuple[PendingToolCall, ...] = ()
 
     def settle(current: ToolContextState) -> ToolContextState:
         nonlocal accepted
-        changed, accepted = accept(current, replies)
+        changed, accepted = accept(current, replies, edits, validate)
         return changed
 
     stored = await update_session(store, key, settle, current=state)
     by_id = {reply.call_id: reply for reply in replies if isinstance(reply, Confirmation)}
     given = {reply.id or "": reply for reply in replies if isinstance(reply, ToolResultBlock)}
     approved: list[ToolUseBlock] = []
+    answered: set[str] = set()
     settled: dict[str, ToolResultBlock] = {}
     for pending in accepted:
         call = pending.call
         if pending.kind is SuspensionKind.EXTERNAL:
-            result = given[call.id].with_call(call.id, call.name)
+            result = answering(given[call.id], pending)
             if result.state is ToolResultState.RUNNING:
                 result = result.with_state(ToolResultState.SUCCESS)
             settled[call.id] = result
             continue
-        confirmation = by_id[call.id]
-        if not confirmation.approved:
-            settled[call.id] = ToolResultBlock.denied(call, DENIED_BY_USER)
-        elif confirmation.arguments is not None:
-            approved.append(call._replace(arguments=orjson.dumps(confirmation.arguments).decode()))
-        else:
-            approved.append(call)
+        if not by_id[call.id].approved:
+            settled[call.id] = answering(ToolResultBlock.denied(call, DENIED_BY_USER), pending)
+            continue
+        edited = _edited(call, edits.get(call.id))
+        run = call if edited is None else edited
+        if await _answered(host, pending, run, edited is not None, stored.permissions, context):
+            answered.add(call.id)
+        approved.append(run)
     if on_event is not None:
         for result in settled.values():
             on_event(ToolCallFinished(result))
-    ran = await run_batch(
-        host,
-        approved,
-        context,
-        agent=agent,
-        config=config,
-        parallel=parallel,
-        on_event=on_event,
-        approved=True,
-    )
-    settled.update((result.id or "", result) for result in ran.results)
+    suspension: Suspension | None = None
+    if approved:
+        runs = _Approvals(await host.reload(), {p.id: p for p in accepted}, answered)
+        ran = await run_batch(
+            runs,
+            approved,
+            context,
+            agent=agent,
+            config=config,
+            parallel=parallel,
+            on_event=on_event,
+        )
+        settled.update(zip((call.id for call in approved), ran.results, strict=True))
+        suspension = ran.suspension
     reply_id = accepted[0].reply_id if accepted else None
     results = tuple(settled[pending.id] for pending in accepted)
-    suspension = ran.suspension
-    if suspension is None and reply_id is not None:
+    if reply_id is not None:
         left = tuple(p for p in stored.pending_calls if p.reply_id == reply_id)
-        suspension = Suspension(reply_id, left) if left else None
+        if suspension is None:
+            suspension = Suspension(reply_id, left) if left else None
+        elif left:  # calls asked again join the settled suspension's calls that still wait
+            suspension = Suspension(suspension.reply_id, (*left, *suspension.pending))
     all_denied = bool(results) and all(r.state is ToolResultState.DENIED for r in results)
     return ToolBatch(results, suspension, all_denied, reply_id)
 
 
-__all__ = ["DENIED_BY_USER", "Reply", "accept", "resume"]
+__all__ = ["DENIED_BY_USER", "Reply", "ResumeHost", "accept", "resume"]

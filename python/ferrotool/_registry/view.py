@@ -380,7 +380,8 @@ class ToolView(ToolLists):
 
         Raises:
             ResumeError: A reply was refused (unknown or already settled call, duplicate
-                reply, text with partial results); nothing was accepted then.
+                reply, text with partial results, a malformed reply, edited arguments that are
+                not JSON or that the tool's schema refuses); nothing was accepted then.
             ValueError: The view has no session store.
         """
         return await resume(

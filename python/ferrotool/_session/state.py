@@ -9,7 +9,7 @@ many attempts, gets a `SessionConflict`.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Final, Protocol, final, runtime_checkable
@@ -18,7 +18,8 @@ import anyio
 import orjson
 
 from ferrotool._permissions.state import EMPTY_PERMISSIONS, PermissionContextState
-from ferrotool._session.pending import PendingToolCall
+from ferrotool._session.pending import PendingToolCall, apart
+from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import RuntimeContext
 from ferrotool._values.json import JsonValue
 from ferrotool.errors import SessionConflict
@@ -267,6 +268,40 @@ async def update_session(
     raise SessionConflict(f"session {key} changed under {attempts} update attempts in a row")
 
 
+async def store_waiting(
+    store: SessionStore,
+    key: SessionKey,
+    asked: Sequence[PendingToolCall],
+    placeholders: Sequence[ToolResultBlock],
+    calls: Iterable[ToolUseBlock],
+) -> tuple[PendingToolCall, ...]:
+    """Add waiting calls to a session, with ids no call waiting there shares.
+
+    The ids are chosen in the compare-and-set that stores the calls (see
+    `ferrotool._session.pending.apart`), so two writers at once never pick the same.
+
+    Args:
+        store: The session store.
+        key: The session.
+        asked: The waiting calls, in call order.
+        placeholders: The result of each, in the same order.
+        calls: Every call of their batch.
+
+    Returns:
+        The waiting calls as stored.
+    """
+    batch = tuple(calls)
+    stored = tuple(asked)
+
+    def add(state: ToolContextState) -> ToolContextState:
+        nonlocal stored
+        stored = apart(asked, placeholders, batch, state.pending_calls)
+        return state.with_pending(stored)
+
+    await update_session(store, key, add)
+    return stored
+
+
 __all__ = [
     "DEFAULT_ATTEMPTS",
     "EMPTY_STATE",
@@ -275,5 +310,6 @@ __all__ = [
     "SessionStore",
     "ToolContextState",
     "session_key",
+    "store_waiting",
     "update_session",
 ]

@@ -25,6 +25,12 @@ SUSPENDED_KEY: Final = "suspended"
 """Metadata key marking a result whose tool runs elsewhere (``True``)."""
 APPROVAL_KEY: Final = "approval_required"
 """Metadata key marking a result that waits for a user's approval (``True``)."""
+MODEL_ID_KEY: Final = "model_call_id"
+"""Metadata key of a result whose call waits (or waited) under an id of ferrotool's: the id the
+model gave the call, which the provider adapters answer with."""
+REPLACES_KEY: Final = "replaces"
+"""Metadata key of a call asked again after an approval: the id it waited under before (a
+call asked again waits under a new id, so that the first approval cannot answer it)."""
 AWAITING_EXTERNAL: Final = "[Awaiting external execution]"
 
 
@@ -309,6 +315,8 @@ class ToolResultBlock(NamedTuple):
 
 __all__ = [
     "APPROVAL_KEY",
+    "MODEL_ID_KEY",
+    "REPLACES_KEY",
     "SUSPENDED_KEY",
     "ToolResultBlock",
     "ToolResultState",

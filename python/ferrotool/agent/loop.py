@@ -38,6 +38,7 @@ from ferrotool._execution.batch import ToolBatch
 from ferrotool._execution.events import ToolEvent
 from ferrotool._execution.resume import Reply
 from ferrotool._registry.view import ToolView
+from ferrotool._values.calls import REPLACES_KEY, ToolResultBlock
 from ferrotool._values.context import RuntimeContext
 from ferrotool._values.execution import ExecutionConfig
 from ferrotool.agent.messages import (
@@ -175,7 +176,7 @@ class _Run:
             parallel=self.parallel,
             on_event=emit,
         )
-        settled = {result.id: result for result in batch.results}
+        settled = {_answers(result): result for result in batch.results}
         results = tuple(settled.get(result.id, result) for result in paused.results)
         view = await view.reload()
         if batch.suspension is not None:
@@ -183,6 +184,15 @@ class _Run:
         said = [UserMessage(reply) for reply in replies if isinstance(reply, str)]
         transcript = [*paused.messages, *results, *said]
         return await self.turns(view, transcript, paused.turns, emit)
+
+
+def _answers(result: ToolResultBlock) -> str | None:
+    """The id of the paused call a resume's result stands for.
+
+    A call asked again waits under a new id: its placeholder names the one it replaces.
+    """
+    replaced = result.metadata.get(REPLACES_KEY)
+    return replaced if isinstance(replaced, str) else result.id
 
 
 def run_agent(

@@ -47,6 +47,7 @@ from ferrotool._session.state import (
     SessionKey,
     SessionStore,
     session_key,
+    store_waiting,
     update_session,
 )
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
@@ -264,16 +265,17 @@ class McpToolServer:
         capabilities = ctx.session.client_capabilities
         if capabilities is None or capabilities.elicitation is None:
             return _refused(call, pending, "this MCP client does not support elicitation")
-        await update_session(self.store, key, lambda state: state.with_pending([pending]))
+        # Another connection of the session may wait with the same request id: ids kept apart.
+        (pending,) = await store_waiting(self.store, key, [pending], [result], [call])
         message, schema = _question(pending)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            state = orjson.dumps({"session": key.session_id, "call": call.id}).decode()
+            state = orjson.dumps({"session": key.session_id, "call": pending.id}).decode()
             request = types.ElicitRequest(
                 params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
             )
             return types.InputRequiredResult(input_requests={_ASK: request}, request_state=state)
         if not ctx.session.can_send_request:
-            await update_session(self.store, key, lambda state: state.without_pending([call.id]))
+            await update_session(self.store, key, lambda state: state.without_pending([pending.id]))
             return _refused(call, pending, "this MCP session has no channel for questions")
         answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
         return await self._settle(context, pending, answer)

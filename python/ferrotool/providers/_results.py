@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final
 
 import orjson
 
-from ferrotool._values.calls import ToolResultBlock, ToolResultState
+from ferrotool._values.calls import MODEL_ID_KEY, ToolResultBlock, ToolResultState
 from ferrotool._values.content import ImageBlock, JsonBlock, TextBlock
 from ferrotool.errors import ProviderShapeError
 
@@ -68,12 +68,19 @@ def results_of(results: ToolBatch | Iterable[ToolResultBlock]) -> Iterable[ToolR
 
 
 def result_id(result: ToolResultBlock) -> str:
-    """The id of the call a result answers.
+    """The id of the call a result answers, as the model gave it.
+
+    A call that waited under an id of ferrotool's (two waiting calls of a session never share
+    one) answers with the model's id, which its result carries (`MODEL_ID_KEY`).
 
     Raises:
         ProviderShapeError: The result was never stamped with its call (``id`` is ``None``).
     """
     call_id = result.id
+    if call_id is not None and "#" in call_id:  # ID_MARK: only such an id is one of ferrotool's
+        model_id = result.metadata.get(MODEL_ID_KEY)
+        if isinstance(model_id, str) and model_id:
+            return model_id
     if call_id is None:
         raise ProviderShapeError(
             f"a result needs the id of the call it answers (use with_call): {result!r:.200}"
