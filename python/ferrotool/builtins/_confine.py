@@ -229,8 +229,23 @@ def open_folder(root: int, relative: str, *, create: bool = False, search: bool 
 
 @contextlib.contextmanager
 def opened_root(root: str) -> Iterator[int]:
-    """The descriptor of a root folder (a real path) for a block."""
-    descriptor = os.open(root, _SEARCH)
+    """The descriptor of a root folder, by its real path, for a block.
+
+    On POSIX systems the path is opened from ``/`` like any path beneath a root (no symlink
+    followed): a real path holds none, so one met on the way was swapped in since the path was
+    resolved, and the root is refused rather than followed elsewhere.
+
+    Raises:
+        OSError: It cannot be opened (missing, or a symlink on the way).
+    """
+    if os.name == "posix" and os.path.isabs(root):
+        top = os.open("/", _SEARCH)
+        try:
+            descriptor = open_folder(top, os.path.relpath(root, "/"), search=True)
+        finally:
+            os.close(top)
+    else:
+        descriptor = os.open(root, _SEARCH)
     try:
         yield descriptor
     finally:
