@@ -12,7 +12,9 @@ it exists; an entry may hold several segments (``.aws/credentials``) and shell w
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 from collections.abc import Iterable
 from pathlib import PurePath
 from typing import Final
@@ -93,6 +95,8 @@ DEFAULT_DANGEROUS_DIRECTORIES: Final[tuple[str, ...]] = (
 )
 """Directories whose contents a tool should not change unasked (or read: keys, tokens)."""
 
+_GLOB: Final = re.compile(r"[*?\[]")
+
 
 def merge_paths(defaults: tuple[str, ...], extra: Iterable[str]) -> tuple[str, ...]:
     """The defaults followed by the extra entries not already there (extra entries add)."""
@@ -109,14 +113,16 @@ def is_dangerous_path(
     path: str | os.PathLike[str] | None,
     files: Iterable[str] = DEFAULT_DANGEROUS_FILES,
     directories: Iterable[str] = DEFAULT_DANGEROUS_DIRECTORIES,
+    *,
+    resolve: bool = True,
 ) -> bool:
     """Whether ``path`` is a dangerous file or lies inside a dangerous directory.
 
     ``~`` is expanded and the path made absolute. A path is dangerous when its last segments
     match a dangerous file (``id_rsa``, ``.aws/credentials``, ``.env.*``), or when some of its
     consecutive segments match a dangerous directory (``.git``, ``.github/workflows``);
-    comparisons ignore case. When the path exists, its real path (symlinks resolved) is checked
-    too.
+    comparisons ignore case. With ``resolve``, when the path exists, its real path (symlinks
+    resolved) is checked too (a caller that checks the real path itself turns it off).
 
     It never raises: a path the system cannot look at (a segment over 255 bytes, too deep, a
     lone surrogate, a NUL, a symlink changing meanwhile) is judged on its text alone.
@@ -129,40 +135,95 @@ def is_dangerous_path(
         return False
     if not text.strip():
         return False
-    file_entries = [_segments(entry) for entry in files]
-    dir_entries = [_segments(entry) for entry in directories]
+    matcher = _matcher(tuple(files), tuple(directories))
     try:
         absolute = os.path.abspath(os.path.expanduser(text))
     except (OSError, ValueError):
         absolute = text
-    if _dangerous(absolute, file_entries, dir_entries):
+    if matcher.matches(absolute):
         return True
+    if not resolve:
+        return False
     try:
         resolved = os.path.realpath(absolute) if os.path.lexists(absolute) else None
     except (OSError, ValueError, RecursionError):  # a segment too long, a surrogate, a loop
         return False
-    return resolved is not None and _dangerous(resolved, file_entries, dir_entries)
+    return resolved is not None and resolved != absolute and matcher.matches(resolved)
 
 
 def _segments(entry: str) -> tuple[str, ...]:
     return tuple(part for part in entry.lower().replace("\\", "/").split("/") if part)
 
 
-def _matches(parts: list[str], entry: tuple[str, ...], at: int) -> bool:
+class _Matcher:
+    """The entries of two lists, indexed for speed.
+
+    Plain one-segment names go in sets; the rest are found by the segment they end (files) or
+    start (directories) with, and the entries whose key segment is a glob are tried on every
+    path.
+    """
+
+    __slots__ = (
+        "_dir_names",
+        "_dirs_by_first",
+        "_dirs_globbed",
+        "_file_names",
+        "_files_by_last",
+        "_files_globbed",
+    )
+
+    def __init__(self, files: tuple[str, ...], directories: tuple[str, ...]) -> None:
+        file_entries = [e for e in map(_segments, files) if e]
+        dir_entries = [e for e in map(_segments, directories) if e]
+        self._file_names = frozenset(e[0] for e in file_entries if len(e) == 1 and _plain(e))
+        self._dir_names = frozenset(e[0] for e in dir_entries if len(e) == 1 and _plain(e))
+        self._files_by_last: dict[str, list[tuple[str, ...]]] = {}
+        self._files_globbed: list[tuple[str, ...]] = []
+        for entry in file_entries:
+            if len(entry) == 1 and _plain(entry):
+                continue
+            if _plain(entry[-1:]):
+                self._files_by_last.setdefault(entry[-1], []).append(entry)
+            else:
+                self._files_globbed.append(entry)
+        self._dirs_by_first: dict[str, list[tuple[str, ...]]] = {}
+        self._dirs_globbed: list[tuple[str, ...]] = []
+        for entry in dir_entries:
+            if len(entry) == 1 and _plain(entry):
+                continue
+            if _plain(entry[:1]):
+                self._dirs_by_first.setdefault(entry[0], []).append(entry)
+            else:
+                self._dirs_globbed.append(entry)
+
+    def matches(self, path: str) -> bool:
+        parts = [part.lower() for part in PurePath(path).parts]
+        if not parts:
+            return False
+        last = parts[-1]
+        if last in self._file_names or not self._dir_names.isdisjoint(parts):
+            return True
+        for entry in (*self._files_by_last.get(last, ()), *self._files_globbed):
+            if len(entry) <= len(parts) and _at(parts, entry, len(parts) - len(entry)):
+                return True
+        for at, part in enumerate(parts):
+            for entry in (*self._dirs_by_first.get(part, ()), *self._dirs_globbed):
+                if at + len(entry) <= len(parts) and _at(parts, entry, at):
+                    return True
+        return False
+
+
+def _plain(entry: tuple[str, ...]) -> bool:
+    return not any(_GLOB.search(part) for part in entry)
+
+
+def _at(parts: list[str], entry: tuple[str, ...], at: int) -> bool:
     return all(fnmatch.fnmatchcase(parts[at + i], entry[i]) for i in range(len(entry)))
 
 
-def _dangerous(path: str, files: list[tuple[str, ...]], directories: list[tuple[str, ...]]) -> bool:
-    parts = [part.lower() for part in PurePath(path).parts]
-    if not parts:
-        return False
-    for entry in files:
-        if entry and len(entry) <= len(parts) and _matches(parts, entry, len(parts) - len(entry)):
-            return True
-    for entry in directories:
-        if entry and any(_matches(parts, entry, at) for at in range(len(parts) - len(entry) + 1)):
-            return True
-    return False
+@functools.lru_cache(maxsize=64)
+def _matcher(files: tuple[str, ...], directories: tuple[str, ...]) -> _Matcher:
+    return _Matcher(files, directories)
 
 
 __all__ = [

@@ -33,6 +33,7 @@ from ferrotool._permissions.decisions import (
     PermissionMode,
     PermissionRule,
 )
+from ferrotool._permissions.paths import is_dangerous_path
 from ferrotool._permissions.state import PermissionContext
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock
@@ -182,7 +183,7 @@ class FileToolBase(ToolBase[dict[str, JsonValue]]):
             resolved = self.resolve(path)
         except _Failed as failure:
             return PermissionDecision.allow(f"nothing will be touched: {failure}")
-        if any(self.is_dangerous_path(spelled) for spelled in self.spellings(path, resolved)):
+        if self._dangerous(path, resolved):
             return PermissionDecision.ask(
                 f"'{path}' is a sensitive file or folder: approve access explicitly",
                 reason=f"safety: dangerous path '{path}'",
@@ -194,6 +195,15 @@ class FileToolBase(ToolBase[dict[str, JsonValue]]):
                         f"edits in {directory.path} are accepted in this session"
                     )
         return PermissionDecision.passthrough(self.name)
+
+    def _dangerous(self, path: str, resolved: str) -> bool:
+        # Every spelling on its text: the real path is one of them, resolved already.
+        return any(
+            is_dangerous_path(
+                spelled, self.dangerous_files, self.dangerous_directories, resolve=False
+            )
+            for spelled in self.spellings(path, resolved)
+        )
 
     def match_rule(self, rule_content: str | None, tool_input: dict[str, JsonValue]) -> bool:
         """A rule's content is a glob over the path: real, below a base, or as configured.
