@@ -203,3 +203,53 @@ async def test_a_lone_surrogate_is_an_error_result(tmp_path: Path) -> None:
         result = await tool.call(param)  # type: ignore[arg-type]
         assert result.state is ToolResultState.ERROR
         assert "cannot be resolved" in result.content
+
+
+# - a dangerous path reached through a symlink -
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A base with ``.git/hooks/``, ``.aws/credentials`` and an ordinary ``notes/`` folder."""
+    base = tmp_path / "project"
+    (base / ".git" / "hooks").mkdir(parents=True)
+    (base / ".aws").mkdir()
+    (base / ".aws" / "credentials").write_text("key")
+    (base / "notes").mkdir()
+    return base
+
+
+async def test_a_link_to_a_dangerous_path_is_refused(project: Path) -> None:
+    os.symlink(project / ".aws" / "credentials", project / "harmless.txt")
+    os.symlink(project / ".git" / "hooks", project / "hooks")
+    toolkit = Toolkit()
+    for tool in file_tools(project):
+        toolkit.register(tool)
+    read = await toolkit.call_tool(
+        ToolUseBlock.of("r", "view_text_file", {"file_path": "harmless.txt"})
+    )
+    write = await toolkit.call_tool(
+        ToolUseBlock.of("w", "write_text_file", {"file_path": "hooks/pre-commit", "content": "x"})
+    )
+    for result in (read, write):
+        assert result.state is ToolResultState.ERROR
+        assert "through a symlink" in result.content
+    assert "key" not in read.content
+    assert not (project / ".git" / "hooks" / "pre-commit").exists()
+
+
+async def test_a_link_swapped_in_after_the_check_is_refused_when_the_call_runs(
+    project: Path,
+) -> None:
+    tool = WriteTextFile(project)
+    arguments: dict[str, object] = {"file_path": "notes/pre-commit", "content": "evil"}
+    decision = await tool.check_permissions(arguments, PermissionContext())  # type: ignore[arg-type]
+    assert decision.behavior is PermissionBehavior.PASSTHROUGH  # an ordinary file, then
+    (project / "notes").rmdir()
+    os.symlink(project / ".git" / "hooks", project / "notes")
+    call = ToolUseBlock.of("w", tool.name, arguments)  # type: ignore[arg-type]
+    param = ToolCallParam(arguments, call, RuntimeContext(), None, Emitter(call))
+    result = await tool.call(param)  # type: ignore[arg-type]
+    assert result.state is ToolResultState.ERROR
+    assert "through a symlink" in result.content
+    assert not (project / ".git" / "hooks" / "pre-commit").exists()

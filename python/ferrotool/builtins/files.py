@@ -123,8 +123,14 @@ class FileToolBase(ToolBase[dict[str, JsonValue]]):
     def resolve(self, path: str) -> str:
         """The real path ``path`` names, inside a base folder.
 
+        A path that reaches a dangerous file or folder only through a symlink (``notes.txt``
+        pointing to ``.aws/credentials``, ``hooks`` to ``.git/hooks``) is refused: the call
+        must name it directly, so that its permission check and its run see the same danger
+        even if the link is changed between the two.
+
         Raises:
-            _Failed: It is empty, holds a NUL, or leaves every base folder.
+            _Failed: It is empty, holds a NUL, leaves every base folder, or reaches a dangerous
+                path through a symlink.
         """
         if not path.strip():
             raise _Failed(f"Missing or empty required parameter: {self.path_field}")
@@ -138,6 +144,11 @@ class FileToolBase(ToolBase[dict[str, JsonValue]]):
             raise _Failed(
                 f"Access denied: The file path '{path}' is outside the allowed base "
                 f"directory '{self.base_dirs[0]}'."
+            )
+        if self._through_link(path, resolved):
+            raise _Failed(
+                f"Access denied: '{path}' leads to a sensitive file or folder through a "
+                "symlink; name that file itself."
             )
         return resolved
 
@@ -196,14 +207,27 @@ class FileToolBase(ToolBase[dict[str, JsonValue]]):
                     )
         return PermissionDecision.passthrough(self.name)
 
+    def _through_link(self, path: str, resolved: str) -> bool:
+        spelled = os.path.normpath(os.path.join(self.base_dirs[0], path))
+        if spelled == resolved:
+            return False
+        reached = [
+            os.path.join(base, os.path.relpath(resolved, root))
+            for base, root in zip(self.base_dirs, self._roots, strict=True)
+            if is_inside(resolved, root)
+        ]
+        return any(map(self._textually_dangerous, reached)) and not self._textually_dangerous(
+            spelled
+        )
+
+    def _textually_dangerous(self, path: str) -> bool:
+        return is_dangerous_path(
+            path, self.dangerous_files, self.dangerous_directories, resolve=False
+        )
+
     def _dangerous(self, path: str, resolved: str) -> bool:
         # Every spelling on its text: the real path is one of them, resolved already.
-        return any(
-            is_dangerous_path(
-                spelled, self.dangerous_files, self.dangerous_directories, resolve=False
-            )
-            for spelled in self.spellings(path, resolved)
-        )
+        return any(map(self._textually_dangerous, self.spellings(path, resolved)))
 
     def match_rule(self, rule_content: str | None, tool_input: dict[str, JsonValue]) -> bool:
         """A rule's content is a glob over the path: real, below a base, or as configured.
