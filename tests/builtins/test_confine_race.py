@@ -92,20 +92,25 @@ class Swapper:
             exchange(self.first, self.second)
 
 
-@pytest.fixture
-def layout(tmp_path: Path) -> tuple[Path, Path]:
-    """``base/d`` (a real folder) and ``base/swap`` (a link to ``outside``)."""
-    base, outside = tmp_path / "base", tmp_path / "outside"
+@pytest.fixture(params=["outside", "dangerous"])
+def layout(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, Path]:
+    """``base/d`` (a real folder) and ``base/swap`` (a link to the target folder).
+
+    The target is outside the base, or a dangerous folder inside it (``base/.git/hooks``):
+    a call on ``d/...`` may reach neither.
+    """
+    base = tmp_path / "base"
+    target = tmp_path / "outside" if request.param == "outside" else base / ".git" / "hooks"
     inside = base / "d"
     (inside / "deep").mkdir(parents=True)
-    outside.joinpath("deep").mkdir(parents=True)
-    for folder, text in ((inside, "inside\n"), (outside, f"{SECRET}\n")):
+    target.joinpath("deep").mkdir(parents=True)
+    for folder, text in ((inside, "inside\n"), (target, f"{SECRET}\n")):
         for name in ("f.txt", "ins.txt", "deep/f.txt"):
             (folder / name).write_text(text)
     (inside / "inside-marker.txt").write_text("inside\n")
-    (outside / MARKER).write_text(f"{SECRET}\n")
-    os.symlink(outside, base / "swap")
-    return base, outside
+    (target / MARKER).write_text(f"{SECRET}\n")
+    os.symlink(target, base / "swap")
+    return base, target
 
 
 def _calls(count: int) -> list[ToolUseBlock]:
@@ -126,15 +131,19 @@ def _calls(count: int) -> list[ToolUseBlock]:
 
 
 @pytest.fixture(params=["openat2", "walk"])
-def opener(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+def opener(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, layout: tuple[Path, Path]
+) -> int:
     """How paths are opened beneath a base, and how many calls race: all of them with
-    ``openat2``, a quarter with the component walk (the fallback of other systems)."""
+    ``openat2`` towards the outside, a quarter otherwise (the component walk, the fallback of
+    other systems; a dangerous folder inside the base)."""
+    full = CALLS if layout[1].name == "outside" else CALLS // 4
     if request.param == "walk":
         monkeypatch.setattr(_confine, "HAS_OPENAT2", False)
         return CALLS // 4
     if not _confine.HAS_OPENAT2:
         pytest.skip("openat2 is not available here (a kernel before 5.6, or filtered)")
-    return CALLS
+    return full
 
 
 def test_swapped_folder_never_leads_outside(layout: tuple[Path, Path], opener: int) -> None:
