@@ -7,7 +7,9 @@ the part of its real path below the folder, no symlink followed on the way (``op
 ``RESOLVE_BENEATH`` on Linux, a component walk elsewhere: see `ferrotool.builtins._confine`), so
 a folder swapped for a symlink after the check cannot lead a call out of its base. A path that
 is a dangerous file or lies in a dangerous folder (``.env``, ``.git/``, ``.ssh/``...) asks
-first, with a safety reason that no mode or allow rule overrides.
+first, with a safety reason that no mode or allow rule overrides; one that reaches a dangerous
+path only through a symlink is refused (the call must name it), when it is checked and again
+when it runs.
 
 Writes are atomic: the new text goes to a temporary file created in the target's folder
 descriptor, is flushed to disk, and replaces the target in one rename between that descriptor
