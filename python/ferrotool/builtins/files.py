@@ -2,23 +2,27 @@
 
 Every path is resolved (relative paths against the first base folder, every symlink followed)
 and must end inside a base folder; a path that leaves them is refused, whether by ``..``, an
-absolute path or a symlink. The file is then opened by its real path without following a
-symlink, so one swapped in after the check is refused too. A path that is a dangerous file or
-lies in a dangerous folder (``.env``, ``.git/``, ``.ssh/``...) asks first, with a safety reason
-that no mode or allow rule overrides.
+absolute path or a symlink. The file is then opened *beneath* that base folder's descriptor by
+the part of its real path below the folder, no symlink followed on the way (``openat2`` with
+``RESOLVE_BENEATH`` on Linux, a component walk elsewhere: see `ferrotool.builtins._confine`), so
+a folder swapped for a symlink after the check cannot lead a call out of its base. A path that
+is a dangerous file or lies in a dangerous folder (``.env``, ``.git/``, ``.ssh/``...) asks
+first, with a safety reason that no mode or allow rule overrides; one that reaches a dangerous
+path only through a symlink is refused (the call must name it), when it is checked and again
+when it runs.
 
-Writes are atomic: the new text goes to a temporary file beside the target, is flushed to
-disk, and replaces the target in one rename; a crash at any point leaves the old file whole.
+Writes are atomic: the new text goes to a temporary file created in the target's folder
+descriptor, is flushed to disk, and replaces the target in one rename between that descriptor
+and itself; a crash at any point leaves the old file whole. Every failure of a call, an
+`OSError` included, is that call's error result.
 """
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import fnmatch
 import os
 import re
-import stat
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
@@ -31,11 +35,22 @@ from ferrotool._permissions.decisions import (
     PermissionMode,
     PermissionRule,
 )
+from ferrotool._permissions.paths import is_dangerous_path
 from ferrotool._permissions.state import PermissionContext
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock
 from ferrotool._values.json import JsonValue
-from ferrotool.builtins._confine import Refused, has_nul, is_inside, read_regular, real
+from ferrotool.builtins._confine import (
+    Refused,
+    has_nul,
+    is_inside,
+    list_beneath,
+    opened_root,
+    read_beneath,
+    real,
+    write_beneath,
+    write_in,
+)
 
 VIEW_TEXT_FILE: Final = "view_text_file"
 LIST_DIRECTORY: Final = "list_directory"
@@ -48,6 +63,10 @@ DEFAULT_MAX_OUTPUT: Final = 256 * 1024
 """Characters of a file's content returned at most (the rest: view a range)."""
 MAX_ENTRIES: Final = 1000
 """Entries of a folder listed at most."""
+
+_GLOB: Final = re.compile(r"[*?\[]")
+_SYMLINK_ERRORS: Final = frozenset({errno.ELOOP, errno.EXDEV, errno.ENOTDIR})
+"""What opening beneath a base answers when a symlink lies on the way."""
 
 _RANGE: Final = re.compile(r"^\s*\[?\s*(-?\d+)\s*,\s*(-?\d+)\s*\]?\s*$")
 _RANGES: Final[JsonValue] = {
@@ -106,21 +125,57 @@ class FileToolBase(ToolBase[dict[str, JsonValue]]):
     def resolve(self, path: str) -> str:
         """The real path ``path`` names, inside a base folder.
 
+        A path that reaches a dangerous file or folder only through a symlink (``notes.txt``
+        pointing to ``.aws/credentials``, ``hooks`` to ``.git/hooks``) is refused: the call
+        must name it directly, so that its permission check and its run see the same danger
+        even if the link is changed between the two.
+
         Raises:
-            _Failed: It is empty, holds a NUL, or leaves every base folder.
+            _Failed: It is empty, holds a NUL, leaves every base folder, or reaches a dangerous
+                path through a symlink.
         """
         if not path.strip():
             raise _Failed(f"Missing or empty required parameter: {self.path_field}")
         if has_nul(path):
             raise _Failed(f"The path {path!r} holds a NUL character.")
-        joined = os.path.join(self.base_dirs[0], path)
-        resolved = real(joined)
+        try:
+            resolved = real(os.path.join(self.base_dirs[0], path))
+        except (OSError, ValueError) as error:  # too long, not encodable, changing meanwhile
+            raise _Failed(f"The path {path!r} cannot be resolved: {_reason(error)}.") from None
         if not any(is_inside(resolved, root) for root in self._roots):
             raise _Failed(
                 f"Access denied: The file path '{path}' is outside the allowed base "
                 f"directory '{self.base_dirs[0]}'."
             )
+        if self._through_link(path, resolved):
+            raise _Failed(
+                f"Access denied: '{path}' leads to a sensitive file or folder through a "
+                "symlink; name that file itself."
+            )
         return resolved
+
+    def locate(self, resolved: str) -> tuple[str, str]:
+        """The base folder (its real path) holding ``resolved``, and the path below it."""
+        for root in self._roots:
+            if is_inside(resolved, root):
+                return root, os.path.relpath(resolved, root).replace(os.sep, "/")
+        raise _Failed(f"Access denied: '{resolved}' is outside the allowed base directories.")
+
+    def spellings(self, path: str, resolved: str) -> list[str]:
+        """The ways the call's path is written: real, below a base, with a base as configured.
+
+        A rule written with a base folder's configured path matches even when that path holds
+        a symlink: the file's path is also spelled with the configured base, and as the call
+        wrote it (made absolute, ``..`` folded).
+        """
+        out = [resolved]
+        for base, root in zip(self.base_dirs, self._roots, strict=True):
+            if is_inside(resolved, root):
+                below = os.path.relpath(resolved, root)
+                out.append(below.replace(os.sep, "/"))
+                out.append(os.path.normpath(os.path.join(base, below)))
+        out.append(os.path.normpath(os.path.join(self.base_dirs[0], path)))
+        return list(dict.fromkeys(out))
 
     def _path_of(self, tool_input: Mapping[str, JsonValue]) -> str:
         return str(tool_input.get(self.path_field, ""))
@@ -141,8 +196,7 @@ class FileToolBase(ToolBase[dict[str, JsonValue]]):
             resolved = self.resolve(path)
         except _Failed as failure:
             return PermissionDecision.allow(f"nothing will be touched: {failure}")
-        lexical = os.path.join(self.base_dirs[0], path)
-        if self.is_dangerous_path(resolved) or self.is_dangerous_path(lexical):
+        if self._dangerous(path, resolved):
             return PermissionDecision.ask(
                 f"'{path}' is a sensitive file or folder: approve access explicitly",
                 reason=f"safety: dangerous path '{path}'",
@@ -155,21 +209,49 @@ class FileToolBase(ToolBase[dict[str, JsonValue]]):
                     )
         return PermissionDecision.passthrough(self.name)
 
-    def match_rule(self, rule_content: str | None, tool_input: dict[str, JsonValue]) -> bool:
-        """A rule's content is a glob over the real path or the path inside a base folder."""
-        if not rule_content:
-            return True
-        try:
-            resolved = self.resolve(self._path_of(tool_input))
-        except _Failed:
+    def _through_link(self, path: str, resolved: str) -> bool:
+        spelled = os.path.normpath(os.path.join(self.base_dirs[0], path))
+        if spelled == resolved:
             return False
-        candidates = [resolved]
-        candidates += [
-            os.path.relpath(resolved, root).replace(os.sep, "/")
-            for root in self._roots
+        reached = [
+            os.path.join(base, os.path.relpath(resolved, root))
+            for base, root in zip(self.base_dirs, self._roots, strict=True)
             if is_inside(resolved, root)
         ]
-        return any(fnmatch.fnmatchcase(candidate, rule_content) for candidate in candidates)
+        return any(map(self._textually_dangerous, reached)) and not self._textually_dangerous(
+            spelled
+        )
+
+    def _textually_dangerous(self, path: str) -> bool:
+        return is_dangerous_path(
+            path, self.dangerous_files, self.dangerous_directories, resolve=False
+        )
+
+    def _dangerous(self, path: str, resolved: str) -> bool:
+        # Every spelling on its text: the real path is one of them, resolved already.
+        return any(map(self._textually_dangerous, self.spellings(path, resolved)))
+
+    def match_rule(self, rule_content: str | None, tool_input: dict[str, JsonValue]) -> bool:
+        """A rule's content is a glob over the path: real, below a base, or as configured.
+
+        The path is spelled every way `spellings` gives; an absolute rule is also read with
+        the folders it names before its first wildcard resolved, so ``/link/secret/*`` matches
+        a file of ``/real/secret`` when ``/link`` points there. A path that cannot be resolved
+        matches no rule (the call then fails without touching anything).
+        """
+        if not rule_content:
+            return True
+        path = self._path_of(tool_input)
+        try:
+            resolved = self.resolve(path)
+        except _Failed:
+            return False
+        patterns = [rule_content, *_resolved_rule(rule_content)]
+        return any(
+            fnmatch.fnmatchcase(candidate, pattern)
+            for candidate in self.spellings(path, resolved)
+            for pattern in patterns
+        )
 
     def generate_suggestions(self, tool_input: dict[str, JsonValue]) -> tuple[PermissionRule, ...]:
         """Allow this tool in the folder of the path."""
@@ -195,25 +277,30 @@ class FileToolBase(ToolBase[dict[str, JsonValue]]):
         Raises:
             _Failed: Missing, not a regular file, too large, or not UTF-8.
         """
-        if not os.path.lexists(resolved):
-            raise _Failed(f"The file {shown} does not exist.")
+        root, below = self.locate(resolved)
         try:
-            data = read_regular(resolved, self.max_file_bytes)
+            with opened_root(root) as descriptor:
+                data = read_beneath(descriptor, below, self.max_file_bytes)
+        except FileNotFoundError:
+            raise _Failed(f"The file {shown} does not exist.") from None
         except Refused as refused:
             raise _Failed(f"The file {shown} cannot be read: {refused}.") from None
         except OSError as error:
-            raise _Failed(f"The file {shown} cannot be read: {error.strerror}.") from None
+            raise _Failed(f"The file {shown} cannot be read: {_reason(error)}.") from None
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
             raise _Failed(f"The file {shown} is not a UTF-8 text file.") from None
 
     async def call(self, param: ToolCallParam[dict[str, JsonValue]]) -> ToolResultBlock:
-        """Run the tool; every refusal is an error result."""
+        """Run the tool; every refusal, and every failure of the file system, is an error result."""
         try:  # file access blocks: on a worker thread, never on the event loop
             return ToolResultBlock.success(await anyio.to_thread.run_sync(self.run, param.input))
         except _Failed as failure:
             return ToolResultBlock.error(str(failure))
+        except (OSError, ValueError) as error:  # Refused, UnicodeError: raised nowhere else
+            shown = self._path_of(param.input)
+            return ToolResultBlock.error(f"{self.name} failed on {shown!r}: {_reason(error)}.")
 
     def run(self, tool_input: Mapping[str, JsonValue]) -> str:
         """The tool's work (implemented by each tool)."""
@@ -306,17 +393,15 @@ class ListDirectory(FileToolBase):
     def run(self, tool_input: Mapping[str, JsonValue]) -> str:
         """The folder's entries, sorted."""
         shown = self._path_of(tool_input)
-        resolved = self.resolve(shown)
-        if not os.path.isdir(resolved):
-            raise _Failed(f"The directory {shown} does not exist.")
+        root, below = self.locate(self.resolve(shown))
         try:
-            with os.scandir(resolved) as entries:
-                names = sorted(
-                    entry.name + ("/" if entry.is_dir(follow_symlinks=False) else "")
-                    for entry in entries
-                )
+            with opened_root(root) as descriptor:
+                entries = list_beneath(descriptor, below)
+        except (FileNotFoundError, NotADirectoryError):
+            raise _Failed(f"The directory {shown} does not exist.") from None
         except OSError as error:
-            raise _Failed(f"The directory {shown} cannot be listed: {error.strerror}.") from None
+            raise _Failed(f"The directory {shown} cannot be listed: {_reason(error)}.") from None
+        names = sorted(name + ("/" if folder else "") for name, folder in entries)
         more = len(names) - MAX_ENTRIES
         lines = names[:MAX_ENTRIES] + ([f"... and {more} more"] if more > 0 else [])
         return f"The content of {shown}:\n" + ("\n".join(lines) if lines else "(empty)")
@@ -325,53 +410,64 @@ class ListDirectory(FileToolBase):
 def atomic_write(resolved: str, text: str, *, durable: bool = True) -> None:
     """Replace a file's text in one rename (see the module); the file's mode is kept.
 
-    With ``durable``, the new file and the rename are flushed to disk before returning.
+    The file's folder is opened by its path, and the file written inside that folder's
+    descriptor (`ferrotool.builtins._confine.write_in`). With ``durable``, the new file and the
+    rename are flushed to disk before returning.
+
+    Raises:
+        OSError: It cannot be written (a ``Refused`` one is not a regular file).
     """
-    folder = os.path.dirname(resolved)
-    mode = None
-    with contextlib.suppress(FileNotFoundError):
-        mode = stat.S_IMODE(os.stat(resolved, follow_symlinks=False).st_mode)
-    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=".ferrotool-", suffix=".tmp")
+    folder = os.open(os.path.dirname(resolved) or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temporary, mode)
-        os.replace(temporary, resolved)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    if not durable:
-        return
-    with contextlib.suppress(OSError):  # the rename itself, on disk (POSIX only)
-        directory = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+        write_in(folder, os.path.basename(resolved), text.encode("utf-8"), durable=durable)
+    finally:
+        os.close(folder)
 
 
 class _Writer(FileToolBase):
     read_only = False
 
     def _write(self, resolved: str, shown: str, text: str) -> None:
-        if len(text.encode("utf-8")) > self.max_file_bytes:
+        data = text.encode("utf-8")
+        if len(data) > self.max_file_bytes:
             raise _Failed(f"The new content of {shown} is larger than {self.max_file_bytes} bytes.")
-        if os.path.lexists(resolved) and not os.path.isfile(resolved):
-            raise _Failed(f"{shown} is not a regular file.")
+        root, below = self.locate(resolved)
         try:
-            os.makedirs(os.path.dirname(resolved), exist_ok=True)
-            # the parents now exist: resolve again, a symlink among them must not lead out
-            again = real(resolved)
-            if not any(is_inside(again, root) for root in self._roots):
-                raise _Failed(f"Access denied: The file path '{shown}' is outside the base.")
-            atomic_write(again, text, durable=self.durable)
+            with opened_root(root) as descriptor:
+                write_beneath(descriptor, below, data, durable=self.durable)
+        except Refused:
+            raise _Failed(f"{shown} is not a regular file.") from None
         except OSError as error:
-            raise _Failed(f"The file {shown} cannot be written: {error.strerror}.") from None
+            raise _Failed(f"The file {shown} cannot be written: {_reason(error)}.") from None
+
+
+def _reason(error: OSError | ValueError) -> str:
+    """What went wrong, in a few words (a symlink met on the way says so)."""
+    if isinstance(error, OSError):
+        if error.errno in _SYMLINK_ERRORS:
+            return "a symlink or a changed folder lies on the way"
+        return error.strerror or str(error)
+    if isinstance(error, UnicodeError):
+        return "the path is not valid text"
+    return str(error)
+
+
+def _resolved_rule(rule: str) -> list[str]:
+    """``rule`` with the folders before its first wildcard resolved, when that changes it."""
+    if not os.path.isabs(rule):
+        return []
+    parts = rule.split("/")
+    literal = 0
+    while literal < len(parts) - 1 and not _GLOB.search(parts[literal]):
+        literal += 1
+    prefix = "/".join(parts[:literal]) or "/"
+    try:
+        resolved = real(prefix)
+    except (OSError, ValueError):
+        return []
+    if resolved == os.path.normpath(prefix):
+        return []
+    return [os.path.join(resolved, *parts[literal:])]
 
 
 _WRITE_SCHEMA: Final[Mapping[str, JsonValue]] = {

@@ -22,6 +22,7 @@ from ferrotool._values.calls import ToolResultBlock
 from ferrotool._values.groups import ToolGroup
 from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import TOOL_NAME
+from ferrotool.builtins._confine import real
 from ferrotool.builtins.reset_tools import SessionHandle
 from ferrotool.errors import SessionConflict
 from ferrotool.skills.prompt import LOAD_SKILL
@@ -95,6 +96,13 @@ class LoadSkillThroughPath(ToolBase[dict[str, str]]):
         self._hold = hold
         self.groups = tuple(groups)
         self._by_id: Mapping[str, AgentSkill] = {skill.skill_id: skill for skill in skills}
+        # Each folder's real path, resolved once: a folder swapped for a symlink later is
+        # refused when it is opened, not followed.
+        self._roots: Mapping[str, str] = {
+            skill_id: root
+            for skill_id, skill in self._by_id.items()
+            if (root := _real_origin(skill)) is not None
+        }
         self._activates: Mapping[str, tuple[str, ...]] = {
             skill_id: bound_groups(skill, self.groups) for skill_id, skill in self._by_id.items()
         }
@@ -149,7 +157,7 @@ class LoadSkillThroughPath(ToolBase[dict[str, str]]):
             )
         else:
             with nullcontext() if self._hold is None else self._hold():
-                content = self._resource(skill, path)
+                content = self._resource(skill, path, self._roots.get(skill_id))
                 if content is None:
                     return self._not_found(skill, path)
             text = (
@@ -159,14 +167,14 @@ class LoadSkillThroughPath(ToolBase[dict[str, str]]):
         return await self._activate(param, skill, path, text)
 
     @staticmethod
-    def _resource(skill: AgentSkill, path: str) -> str | None:
+    def _resource(skill: AgentSkill, path: str, root: str | None) -> str | None:
         cleaned = clean_path(path)
         if cleaned is None:
             return None
         held = skill.resources.get(cleaned)
         if held is not None:
             return held
-        return read_from_disk(skill, cleaned)
+        return read_from_disk(skill, cleaned, root)
 
     @staticmethod
     def _not_found(skill: AgentSkill, path: str) -> ToolResultBlock:
@@ -211,6 +219,15 @@ class LoadSkillThroughPath(ToolBase[dict[str, str]]):
             )
         metadata.update(activated=True, groups=list(groups), revision=stored.revision)
         return ToolResultBlock.success(text, metadata=metadata)
+
+
+def _real_origin(skill: AgentSkill) -> str | None:
+    if skill.origin is None:
+        return None
+    try:
+        return real(skill.origin)
+    except (OSError, ValueError):
+        return None
 
 
 def valid_group_name(name: str) -> bool:

@@ -3,8 +3,9 @@
 A model names a resource by its exact path relative to the skill folder. Only plain relative
 paths are read: no ``.``, ``./``, ``..`` or empty segment, no absolute or drive path, no hidden
 segment, no NUL, nothing that percent-decodes to one of these. What passes is read from memory,
-else from the skill's folder, by its real path, which must stay inside the folder (a symlink
-pointing out is refused).
+else from the skill's folder: its real path must stay inside the folder (a symlink pointing out
+is refused), and it is opened beneath the folder's descriptor with no symlink followed on the
+way (`ferrotool.builtins._confine`), so a folder swapped for a symlink meanwhile is refused too.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ import base64
 import itertools
 import os
 import re
+import stat
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from ferrotool.builtins._confine import Refused, is_inside, read_regular, real
+from ferrotool.builtins._confine import Refused, is_inside, opened_root, read_beneath, real
 from ferrotool.skills.skill import BASE64_PREFIX, SKILL_FILE, AgentSkill
 
 MAX_RESOURCE_BYTES: Final = 4 * 1024 * 1024
@@ -61,20 +63,31 @@ def text_of(data: bytes) -> str:
         return BASE64_PREFIX + base64.b64encode(data).decode("ascii")
 
 
-def read_from_disk(skill: AgentSkill, path: str) -> str | None:
-    """A resource read from the skill's folder, or ``None`` (no folder, refused, missing)."""
+def read_from_disk(skill: AgentSkill, path: str, root: str | None = None) -> str | None:
+    """A resource read from the skill's folder, or ``None`` (no folder, refused, missing).
+
+    Args:
+        skill: The skill.
+        path: The resource's path in the skill's folder (a `clean_path`).
+        root: The real path of the skill's folder, resolved once beforehand (the loader does
+            so when it is made); else resolved now.
+    """
     origin = skill.origin
     if origin is None:
         return None
-    root = real(origin)
-    target = real(os.path.join(root, path))
+    try:
+        root = root or real(origin)
+        target = real(os.path.join(root, path))
+    except (OSError, ValueError):  # too long, not encodable, changing meanwhile
+        return None
     if not is_inside(target, root) or target == root:
         return None
     relative = os.path.relpath(target, root).replace(os.sep, "/")
     if relative == SKILL_FILE or any(part.startswith(".") for part in relative.split("/")):
         return None
     try:
-        return text_of(read_regular(target, MAX_RESOURCE_BYTES))
+        with opened_root(root) as descriptor:
+            return text_of(read_beneath(descriptor, relative, MAX_RESOURCE_BYTES))
     except (OSError, Refused):
         return None
 
@@ -82,18 +95,26 @@ def read_from_disk(skill: AgentSkill, path: str) -> str | None:
 def disk_files(origin: Path) -> Iterator[str]:
     """The resource paths under a skill folder: regular, non-hidden files, symlinks skipped.
 
-    Sorted per folder, folders walked depth first; ``SKILL.md`` at the top is left out.
+    Sorted per folder, folders walked depth first; ``SKILL.md`` at the top is left out. The
+    walk goes through folder descriptors (`os.fwalk`), so a folder swapped for a symlink while
+    it runs is not entered.
     """
-    root = os.fspath(origin)
-    for folder, dirs, files in os.walk(root, followlinks=False):
+    try:
+        root = real(origin)
+    except (OSError, ValueError):
+        return
+    for folder, dirs, files, descriptor in os.fwalk(root, follow_symlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith("."):
                 continue
-            full = os.path.join(folder, name)
-            if os.path.islink(full) or not os.path.isfile(full):
+            try:
+                info = os.stat(name, dir_fd=descriptor, follow_symlinks=False)
+            except OSError:
                 continue
-            relative = os.path.relpath(full, root).replace(os.sep, "/")
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            relative = os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
             if relative != SKILL_FILE:
                 yield relative
 

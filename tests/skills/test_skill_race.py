@@ -1,0 +1,147 @@
+"""The lazy skill loader under a symlink race: its folders swapped for links to the outside.
+
+A thread exchanges a folder of a skill (or the skill's folder itself) with a symlink to an
+outside folder holding files of the same names (``renameat2`` with ``RENAME_EXCHANGE``), while
+`load_skill_through_path` loads a resource under it through a `Toolkit`: no load may return an
+outside file, and every load returns a result.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import sys
+import threading
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from ferrotool import Toolkit, ToolResultBlock, ToolResultState, ToolUseBlock
+from ferrotool.builtins import _confine
+from ferrotool.skills import LOAD_SKILL, FileSystemSkillRepository
+
+pytestmark = pytest.mark.skipif(
+    sys.platform != "linux", reason="renameat2(RENAME_EXCHANGE) is Linux's"
+)
+
+LOADS = 10_000
+"""Loads made while the folder is swapped."""
+SECRET = "OUTSIDE-SECRET"
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+_RENAMEAT2 = {"x86_64": 316, "aarch64": 276}
+
+
+def exchange(first: Path, second: Path) -> None:
+    """Swap two names in one step (``renameat2(RENAME_EXCHANGE)``)."""
+    number = _RENAMEAT2.get(platform.machine())
+    if number is None:
+        pytest.skip(f"renameat2's number on {platform.machine()} is not known here")
+    libc = ctypes.CDLL(None, use_errno=True)
+    result = libc.syscall(
+        ctypes.c_long(number),
+        ctypes.c_int(_AT_FDCWD),
+        ctypes.c_char_p(os.fsencode(first)),
+        ctypes.c_int(_AT_FDCWD),
+        ctypes.c_char_p(os.fsencode(second)),
+        ctypes.c_uint(_RENAME_EXCHANGE),
+    )
+    if result != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, os.strerror(error))
+
+
+class Swapper:
+    """A thread exchanging two names in a tight loop until stopped."""
+
+    def __init__(self, first: Path, second: Path) -> None:
+        self.first, self.second = first, second
+        self.swaps = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            exchange(self.first, self.second)
+            self.swaps += 1
+
+    def __enter__(self) -> Swapper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        if self.swaps % 2:
+            exchange(self.first, self.second)
+
+
+def _skill(folder: Path, text: str) -> None:
+    (folder / "references").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: pdf\ndescription: Read PDF files.\n---\nSee references/guide.md.\n"
+    )
+    (folder / "references" / "guide.md").write_text(text)
+
+
+@pytest.fixture(params=["openat2", "walk"])
+def opener(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How paths are opened beneath the skill's folder, and how many loads race."""
+    if request.param == "walk":
+        monkeypatch.setattr(_confine, "HAS_OPENAT2", False)
+        return LOADS // 4
+    if not _confine.HAS_OPENAT2:
+        pytest.skip("openat2 is not available here (a kernel before 5.6, or filtered)")
+    return LOADS
+
+
+@pytest.mark.parametrize("swapped", ["references", "skill"])
+def test_swapped_skill_folder_never_leads_outside(
+    tmp_path: Path, opener: int, swapped: str
+) -> None:
+    collection, outside = tmp_path / "skills", tmp_path / "outside"
+    _skill(collection / "pdf", "inside guide\n")
+    _skill(outside, f"{SECRET} guide\n")
+    toolkit = Toolkit()
+    skills = toolkit.add_skills(FileSystemSkillRepository(collection, source="fs", lazy=True))
+    pdf = skills.get("pdf")
+    assert pdf is not None
+    if swapped == "references":
+        real, link = collection / "pdf" / "references", collection / "pdf" / "swap"
+        os.symlink(outside / "references", link)
+    else:
+        real, link = collection / "pdf", collection / "swap"
+        os.symlink(outside, link)
+    results: list[ToolResultBlock] = []
+    raised: list[BaseException] = []
+
+    async def run_all() -> None:
+        for index in range(opener):
+            call = ToolUseBlock.of(
+                f"l{index}", LOAD_SKILL, {"skillId": pdf.skill_id, "path": "references/guide.md"}
+            )
+            try:
+                results.append(await toolkit.call_tool(call))
+            except Exception as error:  # counted: a load must never raise
+                raised.append(error)
+
+    began = time.perf_counter()
+    with Swapper(real, link) as swapper:
+        anyio.run(run_all)
+    elapsed = time.perf_counter() - began
+    leaked = [r.content for r in results if SECRET in r.content]
+    loaded = sum(r.state is ToolResultState.SUCCESS for r in results)
+    summary = (
+        f"{opener} loads ({loaded} loaded), {swapper.swaps} swaps, {elapsed:.1f} s: "
+        f"{len(raised)} raised, {len(leaked)} returned the outside file"
+    )
+    print(summary)
+    assert not raised, f"{summary}; the first raised: {raised[0]!r}"
+    assert not leaked, summary
+    assert len(results) == opener
+    assert swapper.swaps > 100  # the race really ran
+    assert loaded > opener // 10  # and the loads really worked between the swaps
