@@ -244,6 +244,7 @@ class _Interp:
     attached: str = ""  # short options that take the rest of their word (``perl -Mstrict``)
     valued: str = ""  # short options that take a value, attached or the next word
     module: str = ""  # short options that run a named module or file (a script)
+    digits: str = ""  # short options followed by optional digits (``perl -l0 -0777``)
     long_inline: frozenset[str] = frozenset()
     long_valued: frozenset[str] = frozenset()
 
@@ -255,12 +256,14 @@ def _interp(
     module: str = "",
     long_inline: str = "",
     long_valued: str = "",
+    digits: str = "",
 ) -> _Interp:
     return _Interp(
         inline,
         attached,
         valued,
         module,
+        digits,
         frozenset(long_inline.split()),
         frozenset(long_valued.split()),
     )
@@ -271,8 +274,8 @@ _SHELL: Final = _interp(
 )
 _INTERPRETERS: Final[dict[str, _Interp]] = {
     "python": _interp("c", valued="WX", module="m"),
-    "perl": _interp("eE", attached="IMmxidDCl0"),
-    "ruby": _interp("e", attached="0xWTKF", valued="IrEC"),
+    "perl": _interp("eE", attached="MmxidDC", valued="I", digits="l0"),
+    "ruby": _interp("e", attached="xWTKF", valued="IrEC", digits="0"),
     "node": _interp(
         "ep",
         valued="rC",
@@ -403,6 +406,7 @@ _GIT_KEYS: Final = frozenset(
         "instaweb.httpd",
         "ssh.variant",
         "core.worktree",
+        "help.autocorrect",
     }
 )
 _GIT_SECTIONS: Final = frozenset(
@@ -593,6 +597,7 @@ def _unwrap(
     """The command a wrapper runs and where it starts in ``argv`` (``None``: no command)."""
     index, options = _options(spec, argv)
     split: str | None = None
+    splits = 0
     exec_flag = False
     for option, value in options:
         if option in spec.stop:
@@ -601,6 +606,7 @@ def _unwrap(
             builder.concern(f"'{name} {option}' runs shell code given inline")
         if name == "env" and option in ("-S", "--split-string"):
             split = value or ""
+            splits += 1
         if name == "watch" and option in ("-x", "--exec"):
             exec_flag = True
     if name == "flock" and index < len(argv):
@@ -619,8 +625,10 @@ def _unwrap(
                 )
             index += 1
     if split is not None:
-        if "${" in split or "\\c" in split:
-            builder.concern("'env -S' expands variables or escapes it cannot be read through")
+        if splits > 1 or "$" in split or "#" in split or re.search(r"\\[^_]", split):
+            builder.concern(
+                "'env -S' holds variables, comments or escapes the policy does not read"
+            )
             return None
         try:
             words = shlex.split(split.replace("\\_", " "), posix=True)
@@ -645,6 +653,17 @@ def _unwrap(
     return argv[index:], index
 
 
+def _long_name(name: str, known: frozenset[str]) -> str:
+    """A long option's full name, by any unambiguous prefix (``--sig`` is ``--signal``).
+
+    getopt takes such prefixes; an ambiguous one makes the program refuse to run.
+    """
+    if name in known or len(name) < 3:
+        return name
+    matches = sorted(option for option in known if option.startswith(name))
+    return matches[0] if matches else name
+
+
 def _options(spec: _Spec, argv: Sequence[str]) -> tuple[int, list[tuple[str, str | None]]]:
     """Where a wrapper's options end, and the options (name, value) read on the way."""
     seen: list[tuple[str, str | None]] = []
@@ -662,6 +681,7 @@ def _options(spec: _Spec, argv: Sequence[str]) -> tuple[int, list[tuple[str, str
             continue
         if arg.startswith("--"):
             name, equals, value = arg.partition("=")
+            name = _long_name(name, spec.long_value)
             if equals:
                 seen.append((name, value))
             elif name in spec.long_value:
@@ -723,6 +743,8 @@ def _inspect(argv: tuple[str, ...], builder: _Builder) -> None:
         _git(argv, builder)
     elif name == "find":
         _find(argv, builder)
+    elif name in ("sed", "gsed"):
+        _sed(name, args, builder)
     elif name in ("sqlite3", "sqlite"):
         if any(
             arg.lstrip().startswith((".sh", ".system", ".output", ".once", ".load"))
@@ -755,7 +777,10 @@ def _interpreter(name: str, spec: _Interp, args: Sequence[str], builder: _Builde
             break
         if arg.startswith("--"):
             continue
-        for position, letter in enumerate(arg[1:], start=1):
+        letters = arg[1:]
+        if spec.digits:  # digits after -l or -0 are the option's value, not letters
+            letters = re.sub(f"([{spec.digits}])[0-9a-fA-Fx]*", r"\1", letters)
+        for position, letter in enumerate(letters, start=1):
             if letter in spec.inline:
                 builder.inline(name, index, arg)
                 return
@@ -765,7 +790,7 @@ def _interpreter(name: str, spec: _Interp, args: Sequence[str], builder: _Builde
             if letter in spec.attached:
                 break
             if letter in spec.valued:
-                skip = position == len(arg) - 1
+                skip = position == len(letters)
                 break
     builder.script = True
 
@@ -824,6 +849,41 @@ def _awk(name: str, args: Sequence[str], builder: _Builder) -> None:
         builder.concern(f"the {name} program runs commands (system, pipes or @load)")
 
 
+_SED_EXECUTE: Final = re.compile(
+    r"(?:^|[;{}\n])\s*(?:[0-9$]+|/(?:[^/\\\n]|\\.)*/)?"
+    r"(?:\s*,\s*(?:[0-9$]+|/(?:[^/\\\n]|\\.)*/))?\s*!?\s*e(?:\s|;|}|$)"
+    r"|s(.)(?:(?!\1).|\\.)*\1(?:(?!\1).|\\.)*\1[^;}\n\s]*e"
+)
+
+
+def _sed(name: str, args: Sequence[str], builder: _Builder) -> None:
+    """GNU sed's ``e`` command and ``s///e`` flag run a shell command."""
+    scripts: list[str] = []
+    index = 0
+    given = False
+    while index < len(args):
+        arg = args[index]
+        if arg in ("-e", "--expression") and index + 1 < len(args):
+            scripts.append(args[index + 1])
+            given = True
+            index += 2
+            continue
+        if arg.startswith("--expression="):
+            scripts.append(arg.split("=", 1)[1])
+            given = True
+        elif arg.startswith("-e") and len(arg) > 2:
+            scripts.append(arg[2:])
+            given = True
+        elif arg in ("-f", "--file") or arg.startswith(("--file=", "-f")):
+            given = True
+        elif not arg.startswith("-") and not given:
+            scripts.append(arg)
+            given = True
+        index += 1
+    if any(_SED_EXECUTE.search(script) for script in scripts):
+        builder.concern(f"the {name} script runs a shell command (the e command or flag)")
+
+
 def _command_options(name: str, args: Sequence[str], builder: _Builder) -> None:
     options = _COMMAND_OPTIONS[name]
     for index, arg in enumerate(args):
@@ -862,7 +922,9 @@ def _git(argv: tuple[str, ...], builder: _Builder) -> None:
         if not arg.startswith("-") or arg == "--":
             break
         option, equals, value = arg.partition("=")
-        if option in ("-C", "-c") or (option in _GIT_VALUE and not equals):
+        if arg.startswith("-c") and len(arg) > 2:  # git refuses it; read it anyway
+            option, value = "-c", arg[2:]
+        elif option in ("-C", "-c") or (option in _GIT_VALUE and not equals):
             if index + 1 < count:
                 index += 1
                 value = argv[index]
@@ -896,6 +958,8 @@ def _git(argv: tuple[str, ...], builder: _Builder) -> None:
     if runs is not None:
         for arg in rest[1:]:
             option = arg.split("=", 1)[0]
+            if option.startswith("--") and len(option) > 3:
+                option = _long_name(option, frozenset(run for run in runs if run.startswith("--")))
             if (
                 "" in runs
                 or option in runs

@@ -173,6 +173,7 @@ _KILL_NAMES: Final = frozenset(
     }
     | {"-kill", "-sigkill"}
 )
+_SIGKILL: Final = frozenset({"9", "kill", "sigkill"})
 _FAMILIES: Final = {
     **dict.fromkeys(PRIVILEGED, "sudo"),
     "mkdosfs": "mkfs",
@@ -275,14 +276,39 @@ def _flags(args: Sequence[str]) -> set[str]:
     previous = ""
     for arg in args:
         lowered = arg.lower()
-        if lowered in _LONG_FLAGS:
-            out.add(_LONG_FLAGS[lowered])
-        elif lowered in _KILL_NAMES or f"{previous} {lowered}" in _KILL_NAMES:
+        long_flag = _long_flag(lowered)
+        if long_flag:
+            out.add(long_flag)
+        elif _kills(lowered, previous):
             out.add("9")
         elif arg.startswith("-") and not arg.startswith("--"):
             out.update(lowered[1:])
         previous = lowered
     return out
+
+
+def _long_flag(arg: str) -> str:
+    """The letter of a long flag, by any unambiguous prefix (``--rec`` is ``--recursive``)."""
+    if not arg.startswith("--") or len(arg) < 3:
+        return ""
+    matches = {letter for name, letter in _LONG_FLAGS.items() if name.startswith(arg)}
+    return matches.pop() if len(matches) == 1 else ""
+
+
+def _kills(arg: str, previous: str) -> bool:
+    """Whether ``arg`` (after ``previous``) names SIGKILL.
+
+    ``-9``, ``-KILL``, ``-SIGKILL``, ``-s KILL``, ``-sKILL``, ``-n 9``, ``--signal=kill`` and
+    ``--sig KILL`` all do.
+    """
+    if arg in _KILL_NAMES or f"{previous} {arg}" in _KILL_NAMES:
+        return True
+    if arg[:2] in ("-s", "-n") and arg[2:] in _SIGKILL:
+        return True
+    name, equals, value = arg.partition("=")
+    if len(name) > 2 and "--signal".startswith(name):
+        return equals == "=" and value in _SIGKILL
+    return len(previous) > 2 and "--signal".startswith(previous) and arg in _SIGKILL
 
 
 def _program(token: str) -> str:
@@ -374,15 +400,13 @@ def _layer_dangerous(
             and not word.startswith("-")
             and (bits := _mode_bits(word)) is not None
         ):
-            if any(arg.startswith("--reference") for arg in lowered):
+            if any(_names_option(arg, "--reference") for arg in lowered):
                 continue
             modes = (_mode_bits(arg) for arg in rest)
             if not any(mode is not None and mode & bits == bits for mode in modes):
                 return False
         elif word.startswith("-") and (word.startswith("--") or len(word) > 3):
-            if not any(
-                arg == word.lower() or arg.startswith(f"{word.lower()}=") for arg in lowered
-            ):
+            if not any(_names_option(arg, word.lower()) for arg in lowered):
                 return False
         elif word.startswith("-"):
             if not set(word[1:].lower()) <= flags:
@@ -390,6 +414,14 @@ def _layer_dangerous(
         elif word not in rest:
             return False
     return True
+
+
+def _names_option(arg: str, option: str) -> bool:
+    """Whether ``arg`` spells ``option``: whole, with ``=value``, or by a long prefix."""
+    name = arg.split("=", 1)[0]
+    if name == option:
+        return True
+    return option.startswith("--") and len(name) > 3 and option.startswith(name)
 
 
 def _reading_dangerous(pattern: str, reading: Reading) -> bool:
