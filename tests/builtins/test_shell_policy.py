@@ -722,6 +722,11 @@ def test_a_long_command_is_read_in_linear_time() -> None:
         "ls " + " ".join(["-la"] * 5000),
         "git " + " ".join(["-c", "a.b=c"] * 2000) + " status",
         " ".join(["nice"] * 5000 + ["ls"]),
+        "find . " + "-exec find / " * 1300,
+        "sed 's/" + "\\\\" * 500 + "'",
+        "sed '" + "; /a" * 250 + "'",
+        "sed '" + " " * 1000 + "e'",
+        "cp " + "/dev/x/../ " * 1500,
     ]
 
     async def check() -> None:
@@ -729,3 +734,22 @@ def test_a_long_command_is_read_in_linear_time() -> None:
             await _verdict(tool, command[: 16 * 1024], BYPASS)
 
     anyio.run(check)
+
+
+async def test_a_wrapped_relative_program_stays_in_the_folder(tmp_path: Path) -> None:
+    (tmp_path / "inner").mkdir()
+    tool = ShellCommandTool(allow=["*"], cwd=tmp_path / "inner")
+    for command in ("env ../x", "nice -n 1 ../x", "find . -exec ../x {} +"):
+        decision = await tool.check_permissions({"command": command}, PermissionContext())
+        assert decision.behavior is PermissionBehavior.ALLOW
+        assert "outside the working folder" in decision.message, command
+        result = await _bypass_call(tool, command, [])
+        assert "outside the working folder" in result.content
+
+
+async def test_extra_dangerous_commands_add_to_the_defaults() -> None:
+    tool = ShellCommandTool(allow=["*"], dangerous_commands=["git push", "/srv/data/*"])
+    assert await _verdict(tool, "env git -C . push", BYPASS) == SAFETY
+    assert await _verdict(tool, "cp x /srv/data/y", BYPASS) == SAFETY
+    assert await _verdict(tool, "nice rm -rf x", BYPASS) == SAFETY
+    assert await _verdict(tool, "git -C . pull", BYPASS) == ALLOW

@@ -357,18 +357,29 @@ def _rm_targets(args: Sequence[str]) -> list[str]:
     return out
 
 
-def _path_named(pattern: str, args: Sequence[str]) -> bool:
-    for arg in args:
-        for value in (
+def _paths(reading: Reading) -> tuple[str, ...]:
+    """The absolute paths the real command names, normalised, each once.
+
+    Arguments, values after ``=`` and after ``-o`` count; none do when the program only looks
+    at them (`_LOOKS_ONLY`).
+    """
+    if reading.program in _LOOKS_ONLY:
+        return ()
+    out: dict[str, None] = {}
+    for arg in reading.real[1:]:
+        values = (
             arg,
             arg.split("=", 1)[-1] if "=" in arg else "",
             arg[2:] if arg[:2] in ("-o", "-O") else "",
-        ):
-            if value.startswith("/"):
-                normal = "/" + posixpath.normpath(value).lstrip("/")
-                if fnmatch.fnmatchcase(normal, pattern):
-                    return True
-    return False
+        )
+        out.update(
+            dict.fromkeys(
+                "/" + posixpath.normpath(value).lstrip("/")
+                for value in values
+                if value.startswith("/")
+            )
+        )
+    return tuple(out)
 
 
 def _layer_dangerous(
@@ -424,13 +435,12 @@ def _names_option(arg: str, option: str) -> bool:
     return option.startswith("--") and len(name) > 3 and option.startswith(name)
 
 
-def _reading_dangerous(pattern: str, reading: Reading) -> bool:
+def _reading_dangerous(pattern: str, reading: Reading, paths: Sequence[str]) -> bool:
     words = pattern.split()
     if not words:
         return False
     if words[0].startswith("/"):
-        real_program = reading.program
-        return real_program not in _LOOKS_ONLY and _path_named(words[0], reading.real[1:])
+        return any(fnmatch.fnmatchcase(path, words[0]) for path in paths)
     last = len(reading.layers) - 1
     return any(
         _layer_dangerous(words, layer, index == last, reading)
@@ -445,14 +455,14 @@ def dangerous_match(argv: Sequence[str], raw: str, patterns: Iterable[str]) -> s
 
 
 def _dangerous(reading: Reading, raw: str, patterns: Iterable[str]) -> str | None:
-    readings = tuple(reading.walk())
+    readings = [(one, _paths(one)) for one in reading.walk()]
     for pattern in patterns:
         if pattern.startswith(">"):
             target = pattern[1:].strip()
             if ">" in raw and target in raw:
                 return pattern
             continue
-        if any(_reading_dangerous(pattern, one) for one in readings):
+        if any(_reading_dangerous(pattern, one, paths) for one, paths in readings):
             return pattern
     return None
 
