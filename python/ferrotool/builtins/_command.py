@@ -14,9 +14,11 @@ for which the policy asks with a safety reason (no mode or allow rule overrides 
   ``python -c``, ``perl -e``/``-ne``, ``ruby -e``, ``node -e``/``-p``, ``php -r``, ``lua -e``,
   ``osascript -e``, ``pwsh -c``, ``Rscript -e``, ``vim -c``, ``gdb -ex``, ``flock -c``,
   ``su -c``, ``watch`` without ``-x``, ``sg``), an ``awk`` program that calls ``system``, pipes
-  or loads an extension, ``sqlite3`` dot-commands that run a shell, and options of ordinary
-  programs that run a command (``tar --to-command``, ``rsync -e``, ``ssh -o ProxyCommand``...).
-  An allow rule ``python *`` therefore never lets ``python -c '...'`` through silently;
+  or loads an extension, GNU ``sed``'s ``e`` command and ``s///e`` flag, ``sqlite3``
+  dot-commands that run a shell, and options of ordinary programs that run a command
+  (``tar --to-command``, ``rsync -e``, ``ssh -o ProxyCommand``, ``sort --compress-program``...).
+  An allow rule ``python *`` therefore never lets ``python -c '...'`` through silently (only
+  the tool's own allow list can, with a pattern that names the option: ``python3 -c``);
 - **git**: a ``-c``/``--config-env`` key that makes git run a program (aliases, pagers, editors,
   ``core.sshCommand``, ``core.fsmonitor``, ``core.hooksPath``, filters, diff drivers,
   ``include.path``, ``protocol.*.allow``...), ``--exec-path=``, ``git config`` setting such a
@@ -24,7 +26,10 @@ for which the policy asks with a safety reason (no mode or allow rule overrides 
 - **the environment**: ``env``/``sudo`` assignments that change which program runs or what it
   loads (``PATH``, ``LD_PRELOAD``, ``BASH_ENV``, ``GIT_SSH_COMMAND``, ``PYTHONPATH``...);
 - **what cannot be read**: wrappers nested deeper than `MAX_DEPTH`, an ``env -S`` string that
-  does not split or expands a variable.
+  does not split or holds variables, comments or escapes, a sed script over 1,024 characters.
+
+Options are read the way getopt reads them: clustered (``-n5``, ``-iS'...'``), attached or
+apart, long ones by any unambiguous prefix (``timeout --sig KILL``, ``rm --rec``).
 
 A program the reader does not know is taken for the program that runs: an unknown wrapper
 cannot be recognised in general, so it is simply a program that is not on the allow list (and
@@ -32,7 +37,11 @@ asks). A shell or interpreter given a script (a file, a module, stdin) is marked
 it asks plainly, and only an allow pattern naming it (``bash *``, never a bare ``*``) allows it.
 
 Reading costs time linear in the command's size: each layer is a slice of the previous one
-(or one ``env -S`` split), and the layers are bounded by `MAX_DEPTH`.
+(or one ``env -S`` split), the layers are bounded by `MAX_DEPTH`, and no pattern backtracks.
+
+Not read (the OS sandbox under the shell is the answer to these): a program copied or linked
+under another name, a script's contents, a ``Makefile``, ``npm``/``npx`` scripts, git aliases
+and ``help.autocorrect`` set in a config file, commands ``ssh`` runs on another host.
 """
 
 from __future__ import annotations
@@ -347,15 +356,13 @@ _COMMAND_OPTIONS: Final[dict[str, tuple[str, ...]]] = {
         "--rsh-command",
     ),
     "rsync": ("-e", "--rsh", "--rsync-path"),
-    "ssh": ("-oproxycommand", "-olocalcommand", "-o"),
-    "scp": ("-S", "-oproxycommand", "-o"),
-    "sftp": ("-S", "-oproxycommand", "-o"),
+    "ssh": (),  # -o ProxyCommand and the like (_SSH_RISKY)
+    "scp": ("-S",),
+    "sftp": ("-S",),
     "zip": ("-TT", "--unzip-command"),
     "sort": ("--compress-program",),
     "split": ("--filter",),
-    "less": ("-k",),
     "man": ("-P", "--pager", "-H", "--html"),
-    "git-upload-pack": (),
 }
 _SSH_RISKY: Final = (
     "proxycommand",

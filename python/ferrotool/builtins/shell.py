@@ -15,7 +15,9 @@ applets...), so every check sees the program that really runs as well as the lit
 2. A command matching one of `DANGEROUS_COMMANDS` in any view, or with a concern the reader
    cannot see through (inline code such as ``sh -c`` or ``python -c``, a git key that runs a
    program, ``LD_PRELOAD``..., wrappers nested more than 16 deep), asks with a safety reason,
-   which no mode or allow rule overrides.
+   which no mode or allow rule overrides. Inline code alone runs unasked only when the tool's
+   own allow list names the interpreter's option (``allow=["python3 -c"]``): the operator's
+   explicit choice, which no session rule can make.
 3. The **allow list** allows only when a pattern names the real program: matched against the
    real command, or against a wrapper layer when the pattern's fixed words reach the real
    program (``env FOO=1 make`` allows ``env FOO=1 make all``; ``env *`` allows ``env`` alone
