@@ -5,16 +5,42 @@ no shell ever reads the text, so nothing in it can chain, redirect, substitute o
 Shell operators (``;``, ``|``, ``&``, ``<``, ``>``, parentheses) outside quotes are refused
 with a message saying so, rather than passed as odd arguments.
 
-Permission: the deny list denies; a command matching one of `DANGEROUS_COMMANDS` asks with a
-safety reason (which no mode or allow rule overrides); a command on the allow list runs; any
-other asks through the permission engine, whose allow rules match by command prefix (a rule
-``git status`` allows ``git status -s``; ``git *`` every git command).
+Permission reads the command the way the kernel will run it (`ferrotool.builtins._command`):
+wrappers are unwrapped (``env``, ``nice``, ``timeout``, ``xargs``, ``sudo``, ``busybox``
+applets...), so every check sees the program that really runs as well as the literal text.
+
+1. The **deny list** denies when any view matches: the literal command, any wrapper layer, the
+   real program, a ``find -exec`` command (``deny=["rm"]`` stops ``env rm x``, ``busybox rm x``
+   and ``unlink x``: `ALIASES` makes ``unlink`` and ``rmdir`` spellings of ``rm`` for rules).
+2. A command matching one of `DANGEROUS_COMMANDS` in any view, or with a concern the reader
+   cannot see through (inline code such as ``sh -c`` or ``python -c``, a git key that runs a
+   program, ``LD_PRELOAD``..., wrappers nested more than 16 deep), asks with a safety reason,
+   which no mode or allow rule overrides. Inline code alone runs unasked only when the tool's
+   own allow list names the interpreter's option (``allow=["python3 -c"]``): the operator's
+   explicit choice, which no session rule can make.
+3. The **allow list** allows only when a pattern names the real program: matched against the
+   real command, or against a wrapper layer when the pattern's fixed words reach the real
+   program (``env FOO=1 make`` allows ``env FOO=1 make all``; ``env *`` allows ``env`` alone
+   but not ``env rm x``). Every ``find -exec`` command must be allowed too. A shell or
+   interpreter running a script needs a pattern naming it (``bash *``), never a bare ``*``.
+4. A session allow rule that matches the command only the way a deny rule would (a wrapper,
+   or a bare ``*`` over a script) would allow more than it names: the command asks with a
+   safety reason instead.
+5. Any other command asks through the permission engine, whose rules match by command prefix
+   (a rule ``git status`` allows ``git status -s``; ``git *`` every git command) in the same
+   views as the lists: `match_rule` matches if any view does.
+
+``git``'s global options (``-C``, ``-c``, ``--git-dir``, ``--work-tree``, ``--no-pager``...) are
+read before its sub-command, so ``deny=["git push"]`` stops ``git -C . push``.
 """
 
 from __future__ import annotations
 
 import codecs
+import fnmatch
 import os
+import posixpath
+import re
 import shlex
 import signal
 import subprocess
@@ -28,6 +54,7 @@ import anyio.abc
 from ferrotool._permissions.decisions import (
     PermissionBehavior,
     PermissionDecision,
+    PermissionMode,
     PermissionRule,
 )
 from ferrotool._permissions.state import PermissionContext
@@ -35,6 +62,7 @@ from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock, ToolResultState
 from ferrotool._values.content import TextBlock
 from ferrotool._values.json import JsonValue
+from ferrotool.builtins._command import ALIASES, PRIVILEGED, Reading, base, read
 from ferrotool.builtins._confine import is_inside, real
 
 SHELL_TOOL: Final = "execute_shell_command"
@@ -42,19 +70,90 @@ SHELL_TOOL: Final = "execute_shell_command"
 
 DANGEROUS_COMMANDS: Final[tuple[str, ...]] = (
     "rm -rf",
-    "sudo rm",
+    "rm -r /",
+    "rm --no-preserve-root",
+    "sudo",
     "dd",
     "mkfs",
+    "mke2fs",
+    "mkswap",
     "fdisk",
+    "sfdisk",
+    "parted",
+    "wipefs",
+    "blkdiscard",
+    "shred",
+    "truncate",
     "format",
-    "chmod 777",
-    "chmod -R 777",
+    "chmod o+w",
+    "chmod u+s",
+    "chmod g+s",
     "chown -R",
     "kill -9",
+    "pkill",
+    "killall",
+    "find -delete",
+    "find -exec rm",
+    "reboot",
+    "shutdown",
+    "halt",
+    "poweroff",
+    "init 0",
+    "init 6",
+    "systemctl poweroff",
+    "systemctl reboot",
+    "systemctl halt",
+    "systemctl kexec",
+    "crontab -r",
+    "iptables -F",
+    "iptables --flush",
+    "nft flush",
     "> /dev/",
+    "/dev/sd*",
+    "/dev/nvme*",
+    "/dev/hd*",
+    "/dev/vd*",
+    "/dev/xvd*",
+    "/dev/mmcblk*",
+    "/dev/dm-*",
+    "/dev/md*",
+    "/dev/loop*",
+    "/dev/mapper/*",
+    "/dev/disk/*",
+    "/dev/block/*",
+    "/dev/mem",
+    "/dev/kmem",
+    "/dev/port",
+    "/proc/sysrq-trigger",
 )
-"""Commands that always ask first (flags match in any order or spelling: ``rm -fr``,
-``rm -r -f`` and ``rm --recursive --force`` are ``rm -rf``)."""
+"""Commands that always ask first, matched against every layer of the command (``nice rm -rf``
+is ``rm -rf``). A pattern's words are read this way:
+
+- the first word is the program, by base name and family: ``mkfs`` covers ``mkfs.ext4``,
+  ``sudo`` every program that runs a command as another user (``doas``, ``su``, ``pkexec``,
+  ``runuser``, ``run0``), ``iptables`` ``ip6tables``, ``init`` ``telinit``;
+- a flag of one or two letters matches in any order or spelling (``rm -fr``, ``rm -r -f``,
+  ``rm --recursive --force`` and ``rm -Rf`` are ``rm -rf``; ``kill -KILL``, ``kill -s KILL``,
+  ``kill -SIGKILL``, ``kill --signal=kill`` and ``kill -n 9`` are ``kill -9``); a longer one
+  (``--flush``, ``-delete``) must be present; any other word must be an argument;
+- ``chmod`` modes are read numerically and symbolically: ``chmod o+w`` matches every mode that
+  grants write to others (``777``, ``0777``, ``1777``, ``666``, ``a+rwx``, ``ugo+rwx``, ``+w``:
+  a mode without ``u``/``g``/``o``/``a`` is taken for ``a``), ``chmod u+s``/``g+s`` setuid and
+  setgid (``4755``, ``2755``); ``--reference`` (a mode not written) matches every one;
+- ``rm -r /`` matches a recursive removal of ``/``, a top-level folder (``/usr``), ``~``,
+  ``.``, ``..`` or ``*`` (no shell expands them here, but the intent is read as written);
+- ``find -delete`` and ``find -exec rm`` (``-execdir``, ``-ok``, ``-okdir``; ``unlink`` and
+  ``rmdir`` count as ``rm``); every other ``-exec`` command is read like a command of its own;
+- a pattern starting with ``/`` is a path (``fnmatch``): any argument, or value after ``=``,
+  naming it (``dd of=/dev/sda``, ``tee /dev/sda``, ``cp x /dev/nvme0n1``) matches, unless
+  the program only looks at it (``ls``, ``stat``, ``lsblk``, ``blkid``, ``file``...);
+- a pattern starting with ``>`` matches that text in the raw command (no shell runs it, so
+  such a command is refused anyway);
+- after ``xargs`` the program's arguments are unknown, so its name alone matches.
+
+``unlink`` and ``rmdir`` are not dangerous (one file or an empty folder); ``pkill`` and
+``killall`` are, with any signal (a name pattern can reach any process, the host's included).
+Extra entries given to the tool add to these."""
 
 DEFAULT_TIMEOUT: Final = 300
 """Seconds a command may run by default."""
@@ -67,7 +166,57 @@ MAX_COMMAND: Final = 16 * 1024
 
 _OPERATORS: Final = frozenset("();<>|&")
 _LONG_FLAGS: Final = {"--recursive": "r", "--force": "f", "--kill": "9"}
-_KILL_NAMES: Final = frozenset({"-kill", "-sigkill", "-s kill", "-s sigkill"})
+_KILL_NAMES: Final = frozenset(
+    {
+        f"{option}{separator}{name}"
+        for option, separators in (("-s", " "), ("-n", " "), ("--signal", " ="))
+        for separator in separators
+        for name in ("9", "kill", "sigkill")
+    }
+    | {"-kill", "-sigkill"}
+)
+_SIGKILL: Final = frozenset({"9", "kill", "sigkill"})
+_FAMILIES: Final = {
+    **dict.fromkeys(PRIVILEGED, "sudo"),
+    "mkdosfs": "mkfs",
+    "mkntfs": "mkfs",
+    "ip6tables": "iptables",
+    "iptables-legacy": "iptables",
+    "iptables-nft": "iptables",
+    "ip6tables-legacy": "iptables",
+    "ip6tables-nft": "iptables",
+    "telinit": "init",
+    "killall5": "killall",
+}
+_LOOKS_ONLY: Final = frozenset(
+    {
+        "ls",
+        "stat",
+        "lsblk",
+        "blkid",
+        "file",
+        "readlink",
+        "realpath",
+        "udevadm",
+        "df",
+        "findmnt",
+        "test",
+        "[",
+        "du",
+        "basename",
+        "dirname",
+        "echo",
+        "printf",
+        "namei",
+    }
+)
+_ROOTISH: Final = frozenset(
+    {"~", "~/", "*", "/*", ".", "..", "./", "../", "./*", "$HOME", "${HOME}"}
+)
+_MODE: Final = re.compile(r"^[ugoa]*(?:[-+=](?:[rwxXst]*|[ugo]))+$")
+_WHO: Final = {"u": 0o4700, "g": 0o2070, "o": 0o1007, "a": 0o7777}
+_PERMS: Final = {"r": 0o444, "w": 0o222, "x": 0o111, "X": 0o111, "s": 0o6000, "t": 0o1000}
+_MESSAGE_LENGTH: Final = 200
 _DESCRIPTION: Final = (
     "Run one command and return its exit code, stdout and stderr. The command is not run "
     "by a shell: pipes, redirections, ';', '&&', variables and globs do not work; run one "
@@ -129,9 +278,10 @@ def _flags(args: Sequence[str]) -> set[str]:
     previous = ""
     for arg in args:
         lowered = arg.lower()
-        if lowered in _LONG_FLAGS:
-            out.add(_LONG_FLAGS[lowered])
-        elif lowered in _KILL_NAMES or f"{previous} {lowered}" in _KILL_NAMES:
+        long_flag = _long_flag(lowered)
+        if long_flag:
+            out.add(long_flag)
+        elif _kills(lowered, previous):
             out.add("9")
         elif arg.startswith("-") and not arg.startswith("--"):
             out.update(lowered[1:])
@@ -139,30 +289,215 @@ def _flags(args: Sequence[str]) -> set[str]:
     return out
 
 
+def _long_flag(arg: str) -> str:
+    """The letter of a long flag, by any unambiguous prefix (``--rec`` is ``--recursive``)."""
+    if not arg.startswith("--") or len(arg) < 3:
+        return ""
+    matches = {letter for name, letter in _LONG_FLAGS.items() if name.startswith(arg)}
+    return matches.pop() if len(matches) == 1 else ""
+
+
+def _kills(arg: str, previous: str) -> bool:
+    """Whether ``arg`` (after ``previous``) names SIGKILL.
+
+    ``-9``, ``-KILL``, ``-SIGKILL``, ``-s KILL``, ``-sKILL``, ``-n 9``, ``--signal=kill`` and
+    ``--sig KILL`` all do.
+    """
+    if arg in _KILL_NAMES or f"{previous} {arg}" in _KILL_NAMES:
+        return True
+    if arg[:2] in ("-s", "-n") and arg[2:] in _SIGKILL:
+        return True
+    name, equals, value = arg.partition("=")
+    if len(name) > 2 and "--signal".startswith(name):
+        return equals == "=" and value in _SIGKILL
+    return len(previous) > 2 and "--signal".startswith(previous) and arg in _SIGKILL
+
+
 def _program(token: str) -> str:
-    return os.path.basename(token)
+    return base(token)
+
+
+def _family(program: str) -> str:
+    if program.startswith("mkfs."):
+        return "mkfs"
+    return _FAMILIES.get(program, program)
+
+
+def _mode_bits(mode: str) -> int | None:
+    """The permission bits a ``chmod`` mode grants (``None``: not a mode)."""
+    if mode.isdigit():
+        return int(mode, 8) & 0o7777 if set(mode) <= set("01234567") else None
+    granted = 0
+    for clause in mode.split(","):
+        if not _MODE.match(clause):
+            return None
+        who_end = len(clause) - len(clause.lstrip("ugoa"))
+        mask = 0
+        for letter in clause[:who_end] or "a":
+            mask |= _WHO[letter]
+        for action in re.findall(r"[-+=][rwxXstugo]*", clause[who_end:]):
+            if action[0] == "-":
+                continue
+            for letter in action[1:]:
+                # copying another class's bits ("g=u") may copy anything
+                granted |= (_PERMS.get(letter, 0o777)) & mask
+    return granted
+
+
+def _rm_targets(args: Sequence[str]) -> list[str]:
+    """``rm``'s operands, with every root-like target read as ``/``."""
+    out: list[str] = []
+    for arg in args:
+        if arg.startswith("-"):
+            continue
+        if arg in _ROOTISH or (
+            arg.startswith("/") and len([p for p in posixpath.normpath(arg).split("/") if p]) <= 1
+        ):
+            out.append("/")
+        else:
+            out.append(arg)
+    return out
+
+
+def _paths(reading: Reading) -> tuple[str, ...]:
+    """The absolute paths the real command names, normalised, each once.
+
+    Arguments, values after ``=`` and after ``-o`` count; none do when the program only looks
+    at them (`_LOOKS_ONLY`).
+    """
+    if reading.program in _LOOKS_ONLY:
+        return ()
+    out: dict[str, None] = {}
+    for arg in reading.real[1:]:
+        values = (
+            arg,
+            arg.split("=", 1)[-1] if "=" in arg else "",
+            arg[2:] if arg[:2] in ("-o", "-O") else "",
+        )
+        out.update(
+            dict.fromkeys(
+                "/" + posixpath.normpath(value).lstrip("/")
+                for value in values
+                if value.startswith("/")
+            )
+        )
+    return tuple(out)
+
+
+def _layer_dangerous(
+    words: Sequence[str], layer: Sequence[str], last: bool, reading: Reading
+) -> bool:
+    tail = last and reading.open_tail
+    program = _program(layer[0])
+    if words[0] not in (program, _family(program)):
+        return False
+    if len(words) == 1 or tail:
+        return True
+    args = layer[1:]
+    if _family(program) == "find" and last:
+        if words[1] == "-delete":
+            return reading.find_deletes
+        if words[1] in ("-exec", "-execdir", "-ok", "-okdir") and len(words) > 2:
+            return any(
+                words[2] in (sub.program, ALIASES.get(sub.program), _family(sub.program))
+                for sub in reading.subcommands
+            )
+    flags = _flags(args)
+    lowered = [arg.lower() for arg in args]
+    rest = (
+        _rm_targets(args) if program == "rm" else [arg for arg in args if not arg.startswith("-")]
+    )
+    for word in words[1:]:
+        if (
+            program == "chmod"
+            and not word.startswith("-")
+            and (bits := _mode_bits(word)) is not None
+        ):
+            if any(_names_option(arg, "--reference") for arg in lowered):
+                continue
+            modes = (_mode_bits(arg) for arg in rest)
+            if not any(mode is not None and mode & bits == bits for mode in modes):
+                return False
+        elif word.startswith("-") and (word.startswith("--") or len(word) > 3):
+            if not any(_names_option(arg, word.lower()) for arg in lowered):
+                return False
+        elif word.startswith("-"):
+            if not set(word[1:].lower()) <= flags:
+                return False
+        elif word not in rest:
+            return False
+    return True
+
+
+def _names_option(arg: str, option: str) -> bool:
+    """Whether ``arg`` spells ``option``: whole, with ``=value``, or by a long prefix."""
+    name = arg.split("=", 1)[0]
+    if name == option:
+        return True
+    return option.startswith("--") and len(name) > 3 and option.startswith(name)
+
+
+def _reading_dangerous(pattern: str, reading: Reading, paths: Sequence[str]) -> bool:
+    words = pattern.split()
+    if not words:
+        return False
+    if words[0].startswith("/"):
+        return any(fnmatch.fnmatchcase(path, words[0]) for path in paths)
+    last = len(reading.layers) - 1
+    return any(
+        _layer_dangerous(words, layer, index == last, reading)
+        for index, layer in enumerate(reading.layers)
+        if layer
+    )
 
 
 def dangerous_match(argv: Sequence[str], raw: str, patterns: Iterable[str]) -> str | None:
-    """The dangerous pattern ``argv`` matches, if any (see `DANGEROUS_COMMANDS`)."""
+    """The dangerous pattern ``argv`` matches in any view, if any (see `DANGEROUS_COMMANDS`)."""
+    return _dangerous(read(argv), raw, patterns)
+
+
+def _dangerous(reading: Reading, raw: str, patterns: Iterable[str]) -> str | None:
+    readings = [(one, _paths(one)) for one in reading.walk()]
     for pattern in patterns:
         if pattern.startswith(">"):
             target = pattern[1:].strip()
             if ">" in raw and target in raw:
                 return pattern
             continue
-        words = pattern.split()
-        if not words or _program(argv[0]) != words[0]:
-            continue
-        args = argv[1:]
-        flags = _flags(args)
-        rest = [arg for arg in args if not arg.startswith("-")]
-        if all(
-            set(word[1:].lower()) <= flags if word.startswith("-") else word in rest
-            for word in words[1:]
-        ):
+        if any(_reading_dangerous(pattern, one, paths) for one, paths in readings):
             return pattern
     return None
+
+
+def _pattern_words(pattern: str) -> list[str] | None:
+    try:
+        return shlex.split(pattern)
+    except ValueError:
+        return None
+
+
+def _prefix(words: Sequence[str], argv: Sequence[str], *, tail: bool = False) -> bool:
+    """``prefix_match`` on split words; the program also matches by its `ALIASES` name.
+
+    With ``tail`` (``xargs``: more arguments follow), words past ``argv`` may still match.
+    """
+    if not words:
+        return True
+    wildcard = words[-1] == "*"
+    if wildcard:
+        words = words[:-1]
+    if not wildcard and not words:
+        return False
+    if len(argv) < len(words) and not (tail and argv):
+        return False
+    for index, (word, token) in enumerate(zip(words, argv, strict=False)):
+        if index == 0 and "/" not in word:
+            program = _program(token)
+            if word not in (program, ALIASES.get(program)):
+                return False
+        elif token != word:
+            return False
+    return True
 
 
 def prefix_match(pattern: str, argv: Sequence[str]) -> bool:
@@ -170,9 +505,8 @@ def prefix_match(pattern: str, argv: Sequence[str]) -> bool:
 
     The program matches by its base name when the pattern's has no slash.
     """
-    try:
-        words = shlex.split(pattern)
-    except ValueError:
+    words = _pattern_words(pattern)
+    if words is None:
         return False
     if not words:
         return True
@@ -188,6 +522,66 @@ def prefix_match(pattern: str, argv: Sequence[str]) -> bool:
         if token != word:
             return False
     return True
+
+
+def _any_view(words: Sequence[str], reading: Reading) -> bool:
+    """Whether a rule's words match any view of the command (the deny and ask side)."""
+    for one in reading.walk():
+        last = len(one.layers) - 1
+        for index, layer in enumerate(one.layers):
+            if layer and _prefix(words, layer, tail=one.open_tail and index == last):
+                return True
+    return False
+
+
+def _names_real(words: Sequence[str], reading: Reading) -> bool:
+    """Whether a pattern's words allow the program that really runs (the allow side)."""
+    fixed = len(words) - (1 if words and words[-1] == "*" else 0)
+    if reading.script and not fixed:
+        return False  # a script runs only where a pattern names its interpreter
+    if _prefix(words, reading.real):
+        return True
+    for index in range(len(reading.layers) - 1):
+        position = reading.position(index)
+        if position is not None and fixed > position and _prefix(words, reading.layers[index]):
+            return True
+    return False
+
+
+def _allowed_by(patterns: Iterable[str], reading: Reading) -> str | None:
+    """The pattern allowing the command, when every command it runs is allowed by one."""
+    split = [(pattern, words) for pattern in patterns if (words := _pattern_words(pattern))]
+    first: str | None = None
+    for index, one in enumerate(reading.walk()):
+        found = next((pattern for pattern, words in split if _names_real(words, one)), None)
+        if found is None:
+            return None
+        if index == 0:
+            first = found
+    return first
+
+
+def _inline_allowed(patterns: Iterable[str], reading: Reading) -> str | None:
+    """An allow pattern that names an interpreter's inline-code option itself (``python -c``).
+
+    Only the tool's own allow list is read this way: the operator opted in for that
+    interpreter; a session rule such as ``python *`` never reaches the option.
+    """
+    at = reading.inline_at
+    if at is None or any(sub.all_concerns() for sub in reading.subcommands):
+        return None
+    for pattern in patterns:
+        words = _pattern_words(pattern)
+        if not words:
+            continue
+        fixed = len(words) - (1 if words[-1] == "*" else 0)
+        if fixed > at and _prefix(words, reading.real):
+            return pattern
+    return None
+
+
+def _short(command: str) -> str:
+    return command if len(command) <= _MESSAGE_LENGTH else f"{command[:_MESSAGE_LENGTH]}..."
 
 
 @final
@@ -244,46 +638,125 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
     async def check_permissions(
         self, tool_input: dict[str, JsonValue], context: PermissionContext
     ) -> PermissionDecision:
-        """Deny list, then dangerous commands (a safety ask), then the allow list, else ask."""
+        """Deny list, dangerous commands and concerns, allow list, widening rules, else ask.
+
+        Dangerous commands, concerns and session allow rules that would widen ask with a
+        safety reason (see the module). Reading the command never raises.
+        """
         command = str(tool_input.get("command", ""))
         try:
             argv = self._argv(command)
         except CommandError as error:
             return PermissionDecision.allow(f"nothing will run: {error}")
+        try:
+            return self._decide(command, read(argv), context)
+        except Exception as error:  # reading never raises; if it ever does, the command asks
+            return PermissionDecision.ask(
+                f"'{_short(command)}' could not be read ({type(error).__name__}): approve it "
+                "explicitly",
+                reason="safety: the command could not be read",
+            )
+
+    def _decide(
+        self, command: str, reading: Reading, context: PermissionContext
+    ) -> PermissionDecision:
+        shown = _short(command)
         for pattern in self.deny:
-            if prefix_match(pattern, argv):
+            words = _pattern_words(pattern)
+            if words is not None and _any_view(words, reading):
                 return PermissionDecision.deny(
                     f"The command is denied by the rule '{pattern}'", reason=f"deny list: {pattern}"
                 )
-        danger = dangerous_match(argv, command, self.dangerous_commands)
+        danger = _dangerous(reading, command, self.dangerous_commands)
         if danger is not None:
             return PermissionDecision.ask(
-                f"'{command}' is a dangerous command ({danger}): approve it explicitly",
+                f"'{shown}' is a dangerous command ({danger}): approve it explicitly",
                 reason=f"safety: dangerous command '{danger}'",
             )
-        for pattern in self.allow:
-            if prefix_match(pattern, argv):
-                return PermissionDecision.allow(f"allowed by '{pattern}'")
+        concerns = reading.all_concerns()
+        explicit = _inline_allowed(self.allow, reading)
+        if explicit is not None and _allowed_by(self.allow, reading) is not None:
+            return PermissionDecision.allow(f"inline code allowed by '{explicit}'")
+        if concerns:
+            return PermissionDecision.ask(
+                f"'{shown}': {concerns[0]}; no rule can tell what it will do: approve it "
+                "explicitly",
+                reason=f"safety: {concerns[0]}",
+            )
+        allowed = _allowed_by(self.allow, reading)
+        if allowed is not None:
+            return PermissionDecision.allow(f"allowed by '{allowed}'")
+        widening = self._widening_rule(reading, context)
+        if widening is not None:
+            return PermissionDecision.ask(
+                f"The allow rule '{widening}' matches '{shown}' only by a wrapper or a wildcard: "
+                f"the program that runs is '{reading.program}'; approve it explicitly or add a "
+                "rule naming that program",
+                reason=f"safety: the allow rule '{widening}' does not name '{reading.program}'",
+            )
+        if reading.script:
+            return PermissionDecision.ask(
+                f"Run the command '{shown}'? '{reading.program}' runs a script",
+                reason="the command is not on the allow list",
+            )
         return PermissionDecision.ask(
-            f"Run the command '{command}'?", reason="the command is not on the allow list"
+            f"Run the command '{shown}'?", reason="the command is not on the allow list"
         )
 
+    def _widening_rule(self, reading: Reading, context: PermissionContext) -> str | None:
+        """A session allow rule that `match_rule` matches but that does not name the program."""
+        state = context.state
+        if state.mode is PermissionMode.EXPLORE:
+            return None  # explore mode denies the command anyway
+        rules = state.allow_rules.get(self.name, ())
+        contents = [rule.rule_content for rule in rules]
+        if not contents or any(not content for content in contents):
+            return None  # no rule, or one allowing the whole tool
+        patterns = [content for content in contents if content]
+        if _allowed_by(patterns, reading) is not None:
+            return None
+        for pattern in patterns:
+            words = _pattern_words(pattern)
+            if words is not None and _any_view(words, reading):
+                return pattern
+        return None
+
     def match_rule(self, rule_content: str | None, tool_input: dict[str, JsonValue]) -> bool:
-        """A rule's content is a command prefix (``git status``, ``npm *``)."""
+        """A rule's content is a command prefix (``git status``, ``npm *``).
+
+        It is matched against every view of the command: literal, each wrapper layer, the real
+        program (with its `ALIASES`), and ``find -exec`` commands. An allow rule that matches
+        only a wrapper is caught by `check_permissions` first.
+        """
         if not rule_content:
             return True
         try:
             argv = split_command(str(tool_input.get("command", "")))
         except CommandError:
+            return False  # nothing will run
+        words = _pattern_words(rule_content)
+        if words is None:
             return False
-        return prefix_match(rule_content, argv)
+        try:
+            return _any_view(words, read(argv))
+        except Exception:  # never raises; if it did, a deny or ask rule must still hold
+            return True
 
     def generate_suggestions(self, tool_input: dict[str, JsonValue]) -> tuple[PermissionRule, ...]:
-        """Allow this program (with its subcommand, if it has one)."""
+        """Allow the program that really runs (with its sub-command, if it has one).
+
+        Nothing is suggested for a command with inline code or another concern: no allow rule
+        would stop it asking.
+        """
         try:
-            argv = split_command(str(tool_input.get("command", "")))
+            reading = read(split_command(str(tool_input.get("command", ""))))
         except CommandError:
             return ()
+        except Exception:
+            return ()
+        if reading.all_concerns() or not reading.real:
+            return ()
+        argv = reading.real
         words = [_program(argv[0])]
         if len(argv) > 1 and not argv[1].startswith("-") and "/" not in argv[1]:
             words.append(argv[1])
@@ -298,11 +771,17 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
 
     def _argv(self, command: str) -> list[str]:
         argv = split_command(command)
-        program = argv[0]
-        if "/" in program and not os.path.isabs(program):
-            base = real(self.cwd or os.getcwd())
-            if not is_inside(real(os.path.join(base, program)), base):
-                raise CommandError(f"'{program}' is outside the working folder")
+        try:
+            programs = [layer[0] for one in read(argv).walk() for layer in one.layers if layer]
+            for program in programs:
+                if "/" in program and not os.path.isabs(program):
+                    base_dir = real(self.cwd or os.getcwd())
+                    if not is_inside(real(os.path.join(base_dir, program)), base_dir):
+                        raise CommandError(f"'{program}' is outside the working folder")
+        except (OSError, ValueError) as error:
+            if isinstance(error, CommandError):
+                raise
+            raise CommandError(f"cannot check the program's path: {error}") from None
         return argv
 
     # - running -
