@@ -44,12 +44,12 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Concatenate, Final, ParamSpec, Protocol, TypeVar, final
-
-import anyio
 
 from ferrotool._permissions.decisions import PermissionBehavior, PermissionDecision
 
@@ -400,14 +400,29 @@ class PidsCgroup:
             return []
 
     async def close(self) -> None:
-        """Kill what is left in the cgroup and remove it (a few tries while the dead are reaped)."""
-        for _ in range(100):
+        """Kill what is left in the cgroup, and remove it.
+
+        The removal waits for the kernel to release the dead (milliseconds on cgroup v1), so
+        it is retried on a daemon thread, off the call's path.
+        """
+        for pid in self.pids():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        if not _remove(self.path):
+            threading.Thread(
+                target=self._remove_later, name="ferrotool-cgroup", daemon=True
+            ).start()
+
+    def _remove_later(self) -> None:
+        delay = 0.001
+        while delay < 2.0:
+            time.sleep(delay)
             for pid in self.pids():
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
             if _remove(self.path):
                 return
-            await anyio.sleep(0.01)
+            delay *= 2
 
 
 @functools.cache
