@@ -297,22 +297,34 @@ async def test_only_the_working_folders_are_writable(tmp_path: Path) -> None:
 
 
 @needs_sandbox
+async def test_a_working_folder_of_root_leaves_the_system_read_only() -> None:
+    name = f"/ferrotool-sandbox-{uuid.uuid4().hex}"
+    tool = ShellCommandTool(allow=["touch"], cwd="/")
+    result = await _run(tool, f"touch {name}")
+    assert "Read-only file system" in result.content
+    assert not os.path.exists(name)
+
+
+@needs_sandbox
 async def test_hidden_paths_are_empty(tmp_path: Path) -> None:
-    secrets = tmp_path / "secrets"
-    secrets.mkdir()
+    work, secrets = tmp_path / "work", tmp_path / "work" / "secrets"
+    secrets.mkdir(parents=True)
     (secrets / "key").write_text("private")
-    tool = ShellCommandTool(
-        allow=["ls", "cat"], cwd=tmp_path / "secrets", sandbox=Sandbox(hidden=[secrets])
-    )
-    # the working folder is bound over the hidden one: hide what is not worked in
-    assert "key" in (await _run(tool, f"ls {secrets}")).content
-    other = tmp_path / "work"
-    other.mkdir()
-    hidden = ShellCommandTool(allow=["ls", "cat"], cwd=other, sandbox=Sandbox(hidden=[secrets]))
-    assert "private" not in (await _run(hidden, f"cat {secrets / 'key'}")).content
-    assert (await _run(hidden, f"ls {secrets}")).content.startswith(
-        "<returncode>0</returncode><stdout></stdout>"
-    )
+    (work / ".env").write_text("TOKEN=private")
+    (work / "notes.txt").write_text("public")
+    sandbox = Sandbox(hidden=[secrets, work / ".env", tmp_path / "missing"])
+    tool = ShellCommandTool(allow=["ls", "cat", PY], cwd=work, sandbox=sandbox)
+    shown = await _run(tool, "cat notes.txt .env secrets/key")
+    assert "public" in shown.content
+    assert "private" not in shown.content
+    listed = await _run(tool, "ls -A secrets")
+    assert listed.content == "<returncode>0</returncode><stdout></stdout><stderr></stderr>"
+    # hidden stays hidden, even inside the writable folder
+    write = "import sys; open(sys.argv[1], 'w').write('x')"
+    for target in (".env", "secrets/new"):
+        assert (await _run(tool, _py(write, target))).state is ToolResultState.ERROR
+    assert (work / ".env").read_text() == "TOKEN=private"
+    assert not (secrets / "new").exists()
 
 
 @needs_sandbox

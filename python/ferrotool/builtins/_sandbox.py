@@ -7,9 +7,11 @@ the host's environment is not visible to a command unless the operator passes it
 On Linux the command runs under bubblewrap (``bwrap``, Debian's ``bubblewrap`` package):
 
 * the whole file system read-only (``--ro-bind / /``), a fresh ``/dev`` and ``/proc``, a
-  private ``/tmp`` (an empty tmpfs), `Sandbox.hidden` paths covered by empty tmpfs mounts;
+  private ``/tmp`` (an empty tmpfs);
 * writable: the tool's working folder and `Sandbox.writable` only (`Sandbox.read_only` paths
   are bound read-only again on top, e.g. a repository's ``.git`` inside a writable folder);
+* `Sandbox.hidden` paths covered last, wherever they are (a folder by an empty tmpfs, a file
+  by an empty read-only one): ``~/.ssh``, or a ``.env`` inside the working folder;
 * no network (``--unshare-net``: not even the host's loopback) unless `Sandbox.network`;
 * its own user, PID, IPC, UTS and cgroup namespaces, every capability dropped, no further user
   namespaces (where bubblewrap supports ``--disable-userns``), a new session (no terminal
@@ -103,8 +105,10 @@ class Sandbox:
 
     Attributes:
         writable: Folders a command may write besides the tool's working folder.
-        read_only: Paths bound read-only again over the writable ones (``repo/.git``).
-        hidden: Paths covered by an empty folder (``~/.ssh``, ``~/.aws``): not readable.
+        read_only: Paths bound read-only again over the writable ones (``repo/.git``); those
+            that do not exist are skipped.
+        hidden: Folders and files shown empty (``~/.ssh``, ``~/.aws``, ``work/.env``), even
+            inside a writable folder; those that do not exist are skipped.
         network: Keep the host's network (default: none at all, loopback included).
         cpu_seconds: CPU seconds per process (``None``: no limit).
         memory: Bytes of address space per process (``None``: no limit).
@@ -308,12 +312,16 @@ def _bwrap_argv(host: _Host, sandbox: Sandbox, cwd: Path, argv: Sequence[str]) -
     if host.disable_userns:
         args.append("--disable-userns")
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for path in map(os.path.realpath, sandbox.hidden):
-        args += ["--tmpfs", path]
     for path in map(os.path.realpath, (cwd, *sandbox.writable)):
-        args += ["--bind", path, path]
+        if path != "/":  # a working folder of / leaves the system read-only all the same
+            args += ["--bind", path, path]
     for path in map(os.path.realpath, sandbox.read_only):
-        args += ["--ro-bind", path, path]
+        args += ["--ro-bind-try", path, path]
+    for path in map(os.path.realpath, sandbox.hidden):  # last: nothing is bound over them
+        if os.path.isdir(path):
+            args += ["--tmpfs", path, "--remount-ro", path]
+        elif os.path.lexists(path):
+            args += ["--ro-bind", "/dev/null", path]
     args += ["--chdir", os.path.realpath(cwd), "--", *argv]
     return args
 

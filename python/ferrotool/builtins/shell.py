@@ -420,12 +420,13 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
 
 def _schema(timeout: int) -> Mapping[str, JsonValue]:
     """The input schema, its timeout described with the operator's."""
-    properties = dict(_SCHEMA["properties"])  # type: ignore[arg-type]
-    properties["timeout"] = {
+    properties = _SCHEMA["properties"]
+    assert isinstance(properties, Mapping)
+    described: JsonValue = {
         "type": "integer",
         "description": f"Seconds the command may run (default and most: {timeout}).",
     }
-    return {**_SCHEMA, "properties": properties}
+    return {**_SCHEMA, "properties": {**properties, "timeout": described}}
 
 
 def _charset(name: JsonValue) -> str:
