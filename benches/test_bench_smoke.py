@@ -240,6 +240,7 @@ def test_harness_quick_run(tmp_path: Any) -> None:
     assert {"view_build", "view_schemas", "reset_tools"} <= groups
     assert {"skill_load", "skill_views"} <= groups
     assert {"mcp_client", "mcp_serve"} <= groups
+    assert "sandbox" in groups
     assert ("tool_schemas" in groups) is t.HAS_PROVIDERS
     tool_rows = {(row["group"], row["case"], row["impl"]) for row in document["results"]}
     for case in c.CASES:
