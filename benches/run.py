@@ -32,6 +32,8 @@ JSON.
 The MCP groups (``mcp_client``, ``mcp_serve``, `benches.mcp_bench`) time real processes:
 ferrotool's MCP client against a bare SDK ``ClientSession`` on one stdio server, and
 ``ferrotool serve`` against the SDK's ``MCPServer`` and FastMCP under one load over loopback HTTP.
+The ``sandbox`` group (`benches.sandbox`) times a command's start-up: a plain spawn of ``true``,
+the same under bubblewrap, and ``execute_shell_command`` without and with its sandbox.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from benches import adapters as ag
 from benches import cases as c
 from benches import engine as e
 from benches import mcp_bench as mb
+from benches import sandbox as sb
 from benches import skills as sk
 from benches import tools as t
 from benches import views as v
@@ -750,6 +753,12 @@ def derived(results: list[Measurement]) -> list[tuple[str, str, e.Derived]]:
 def _derived_lines(results: list[Measurement], group: str) -> list[str]:
     if group == "adapters":
         return [f"- {line}" for line in _per_call(list(_rows(results, group)))]
+    if group == "sandbox":
+        cost = sb.sandbox_cost(_medians(results, group, sb.CASE))
+        if cost is None:
+            return []
+        extra, ratio = cost
+        return [f"- the sandbox's cost per command: {_fmt_us(extra)} µs ({ratio:.2f}x the call)"]
     if group == "agent_loop":
         return [
             f"- {m.case}, {m.impl}: {m.median_us / ag.TURNS[m.case]:,.1f} µs per model turn"
@@ -852,6 +861,28 @@ def bench_agent_loop(repeats: int, target_s: float) -> list[Measurement]:
 
 def _loop_outcome(result: object) -> t.Outcome:
     return t.Outcome(result == "done", result)
+
+
+def bench_sandbox(repeats: int, target_s: float) -> list[Measurement]:
+    """A command's start-up with and without the shell's sandbox (`benches.sandbox`)."""
+    problem = sb.problem()
+    if problem is not None:
+        for impl in (sb.BARE_SANDBOX, sb.TOOL_SANDBOXED):
+            _note("sandbox", sb.CASE, impl, f"skipped: {problem}")
+    with sb.work_dir() as work:
+        impls = {
+            name: t.Built(call, True, _sandbox_outcome)
+            for name, call in sb.implementations(work).items()
+        }
+        for name, outcome in anyio.run(_outcomes, impls).items():
+            if not outcome.ok:
+                _note("sandbox", sb.CASE, name, f"not timed, wrong outcome: {outcome.value!r:.160}")
+                del impls[name]
+        return measure_group_async("sandbox", sb.CASE, impls, repeats, target_s)
+
+
+def _sandbox_outcome(result: object) -> t.Outcome:
+    return t.Outcome(sb.ok(result), result)
 
 
 # --- report ----------------------------------------------------------------------------------
@@ -1200,6 +1231,7 @@ GROUP_TITLES = {
     ),
     "adapters": ("Provider adapters: a turn's tool calls in, its results out", ag.FLOOR, None),
     "agent_loop": ("One agent run: model turns around the tool calls", None, ag.FT_LOOP),
+    "sandbox": ("A command's start-up: plain spawn, the shell tool, the sandbox", sb.FLOOR, None),
 }
 # The base column's header where the base is not a floor.
 BASE_LABELS = {"batch_wait": "x one call"}
@@ -1323,6 +1355,7 @@ BENCHES: dict[str, Callable[[int, float], list[Measurement]]] = {
     "mcp_serve": bench_mcp_serve,
     "adapters": bench_adapters,
     "agent_loop": bench_agent_loop,
+    "sandbox": bench_sandbox,
 }
 
 

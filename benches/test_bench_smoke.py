@@ -25,6 +25,7 @@ from benches import cases as c
 from benches import engine as e
 from benches import mcp_bench as mb
 from benches import run
+from benches import sandbox as sb
 from benches import skills as sk
 from benches import tools as t
 from benches import views as v
@@ -239,6 +240,7 @@ def test_harness_quick_run(tmp_path: Any) -> None:
     assert {"view_build", "view_schemas", "reset_tools"} <= groups
     assert {"skill_load", "skill_views"} <= groups
     assert {"mcp_client", "mcp_serve"} <= groups
+    assert "sandbox" in groups
     assert ("tool_schemas" in groups) is t.HAS_PROVIDERS
     tool_rows = {(row["group"], row["case"], row["impl"]) for row in document["results"]}
     for case in c.CASES:
@@ -658,3 +660,20 @@ def test_the_adapter_and_loop_groups_report_their_targets(tmp_path: Any) -> None
     assert "openai_chat tool_calls (SDK object) per call (8 a turn)" in targets
     assert f"agent run, {ag.ONE_CALL}: pydantic-ai / ferrotool" in targets
     assert document["notes"] == []
+
+
+# --- the shell sandbox (`benches.sandbox`) -----------------------------------------------------
+
+
+def test_every_sandbox_row_runs_true() -> None:
+    with sb.work_dir() as work:
+        impls = sb.implementations(work)
+        expected = {sb.FLOOR, sb.TOOL_PLAIN}
+        if sb.problem() is None:
+            expected |= {sb.BARE_SANDBOX, sb.TOOL_SANDBOXED}
+        assert expected <= set(impls)
+        for name, call in impls.items():
+            assert sb.ok(anyio.run(call)), name
+    assert not sb.ok(1)
+    assert sb.sandbox_cost({sb.TOOL_PLAIN: 2.0, sb.TOOL_SANDBOXED: 5.0}) == (3.0, 2.5)
+    assert sb.sandbox_cost({sb.TOOL_PLAIN: 2.0}) is None

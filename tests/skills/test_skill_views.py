@@ -20,6 +20,7 @@ from ferrotool import (
     ToolUseBlock,
     tool,
 )
+from ferrotool.builtins import Sandbox
 from ferrotool.builtins.shell import ShellCommandTool
 from ferrotool.skills import (
     LOAD_SKILL,
@@ -59,7 +60,10 @@ def _toolkit() -> Toolkit:
 
 async def test_real_collection_end_to_end_through_a_view(collection: Path) -> None:
     toolkit = _toolkit()
-    toolkit.register(ShellCommandTool(allow=[sys.executable]))
+    # the sandbox's /tmp is its own: the collection (under the test's tmp_path) is bound in
+    toolkit.register(
+        ShellCommandTool(allow=[sys.executable], sandbox=Sandbox(read_only=[collection]))
+    )
     views = SkillViews(
         toolkit.snapshot(),
         [FileSystemSkillRepository(collection, source="fs"), ContextSkillRepository()],

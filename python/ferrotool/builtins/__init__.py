@@ -5,6 +5,7 @@ should have (``toolkit.register(ShellCommandTool(allow=["git status"]))``,
 ``for item in file_tools("/srv/work"): toolkit.register(item)``).
 """
 
+from ferrotool.builtins._sandbox import Sandbox, SandboxWarning
 from ferrotool.builtins.files import (
     InsertTextFile,
     ListDirectory,
@@ -19,6 +20,8 @@ __all__ = [
     "DANGEROUS_COMMANDS",
     "InsertTextFile",
     "ListDirectory",
+    "Sandbox",
+    "SandboxWarning",
     "ShellCommandTool",
     "TodoWrite",
     "ViewTextFile",

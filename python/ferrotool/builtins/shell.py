@@ -36,14 +36,15 @@ read before its sub-command, so ``deny=["git push"]`` stops ``git -C . push``.
 
 from __future__ import annotations
 
-import codecs
 import fnmatch
 import os
 import posixpath
 import re
 import shlex
+import shutil
 import signal
 import subprocess
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, final
@@ -62,8 +63,10 @@ from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock, ToolResultState
 from ferrotool._values.content import TextBlock
 from ferrotool._values.json import JsonValue
+from ferrotool.builtins import _sandbox
 from ferrotool.builtins._command import ALIASES, PRIVILEGED, Reading, base, read
 from ferrotool.builtins._confine import is_inside, real
+from ferrotool.builtins._sandbox import Sandbox, SandboxWarning
 
 SHELL_TOOL: Final = "execute_shell_command"
 """The tool's name."""
@@ -158,9 +161,15 @@ Extra entries given to the tool add to these."""
 DEFAULT_TIMEOUT: Final = 300
 """Seconds a command may run by default."""
 MAX_TIMEOUT: Final = 3600
-"""The longest timeout a model may ask for."""
+"""The longest timeout a model may ask for (it never exceeds the operator's either)."""
 DEFAULT_MAX_OUTPUT: Final = 64 * 1024
 """Bytes of stdout, and of stderr, kept (the rest is read and dropped)."""
+DRAIN_GRACE: Final = 1.0
+"""Seconds the output is still read once the command has ended (what it left holding the
+pipes open without a sandbox is not waited for longer)."""
+DEFAULT_CHARSET: Final = "utf-8"
+"""How the output is decoded when the model names no charset, or one that is not a text
+encoding."""
 MAX_COMMAND: Final = 16 * 1024
 """Characters a command may hold."""
 
@@ -232,7 +241,7 @@ _SCHEMA: Final[Mapping[str, JsonValue]] = {
         },
         "timeout": {
             "type": "integer",
-            "description": f"Seconds the command may run (default {DEFAULT_TIMEOUT}).",
+            "description": f"Seconds the command may run (default and most: {DEFAULT_TIMEOUT}).",
         },
         "charset": {
             "type": "string",
@@ -588,16 +597,28 @@ def _short(command: str) -> str:
 class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
     """The ``execute_shell_command`` tool (see the module).
 
+    Commands run in a sandbox on Linux (see `Sandbox`): the file system read-only but for the
+    working folder (and ``Sandbox.writable``), no network, their own PID namespace and resource
+    limits. Where no sandbox can start (not Linux, no bubblewrap, or bubblewrap fails its
+    probe), construction warns with a `SandboxWarning` naming the reason and every command asks
+    first (a safety ask, which no mode or allow rule overrides), unless the operator passes
+    ``sandbox=False``.
+
     Args:
         allow: Command prefixes that run without asking (``"git status"``, ``"ls"``).
         deny: Command prefixes that are refused.
         cwd: The working folder (default: the process's); a program named by a relative path
-            must lie inside it.
-        timeout: Seconds a command may run when the model names none.
+            must lie inside it. Commands may write inside it.
+        timeout: Seconds a command may run: the default, and the most a model may ask for.
         max_output: Bytes kept of stdout and of stderr each.
-        env: The environment of the commands (default: the process's).
+        env: Variables set for every command, over the host's allowed ones (the host's
+            environment itself is not passed: see ``inherit_env``).
+        inherit_env: Names of host variables passed through besides `ENV_ALLOW` (a name may
+            end in ``*``: ``"AWS_*"``; ``"*"`` passes the whole host environment).
         dangerous_commands: Commands that ask first (default `DANGEROUS_COMMANDS`; extra
             entries add to them).
+        sandbox: The sandbox (default ``Sandbox()``); ``False`` or ``None`` runs commands
+            without one.
     """
 
     def __init__(
@@ -609,7 +630,9 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
         timeout: int = DEFAULT_TIMEOUT,
         max_output: int = DEFAULT_MAX_OUTPUT,
         env: Mapping[str, str] | None = None,
+        inherit_env: Iterable[str] = (),
         dangerous_commands: Iterable[str] = (),
+        sandbox: Sandbox | bool | None = True,
     ) -> None:
         if timeout <= 0 or max_output <= 0:
             raise ValueError("timeout and max_output must be positive")
@@ -618,23 +641,37 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
         self.cwd = Path(cwd).absolute() if cwd is not None else None
         self.default_timeout = timeout
         self.max_output = max_output
-        self.env = None if env is None else dict(env)
+        self.inherit_env = tuple(inherit_env)
+        self.env = dict(env or {})
+        _sandbox.check_env(self.env, self.inherit_env)
         self.dangerous_commands = (
             *DANGEROUS_COMMANDS,
             *(c for c in dangerous_commands if c not in DANGEROUS_COMMANDS),
         )
+        self.sandbox = _sandbox.sandbox_of(sandbox)
+        self.sandbox_problem = (
+            None if self.sandbox is None else _sandbox.sandbox_problem(self.sandbox)
+        )
+        if self.sandbox_problem is not None:
+            warnings.warn(
+                f"{SHELL_TOOL}: no sandbox ({self.sandbox_problem}); every command will ask "
+                "before it runs (pass sandbox=False to run commands without a sandbox)",
+                SandboxWarning,
+                stacklevel=2,
+            )
         super().__init__(
             name=SHELL_TOOL,
             description=_DESCRIPTION,
-            input_schema=_SCHEMA,
+            input_schema=_schema(timeout),
             read_only=False,
             concurrency_safe=False,  # a command may change what another one reads
             # the pipeline's deadline stays behind the command's own, which reports it
-            timeout=float(max(timeout, MAX_TIMEOUT) + 30),
+            timeout=float(timeout + DRAIN_GRACE + 30),
         )
 
     # - permission -
 
+    @_sandbox.asks_without_sandbox
     async def check_permissions(
         self, tool_input: dict[str, JsonValue], context: PermissionContext
     ) -> PermissionDecision:
@@ -793,30 +830,43 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
             argv = self._argv(command)
         except CommandError as error:
             return _result(-1, "", f"Error: {error}")
-        requested = param.input.get("timeout")
         timeout = self.default_timeout
+        requested = param.input.get("timeout")
         if isinstance(requested, int) and not isinstance(requested, bool) and requested > 0:
-            timeout = min(requested, MAX_TIMEOUT)
-        charset = str(param.input.get("charset") or "utf-8")
-        try:
-            codecs.lookup(charset)
-        except LookupError:
-            charset = "utf-8"
-        return await self._run(argv, timeout, charset)
+            timeout = min(requested, timeout, MAX_TIMEOUT)  # the model can only shorten it
+        return await self._run(argv, timeout, _charset(param.input.get("charset")))
 
     async def _run(self, argv: list[str], timeout: int, charset: str) -> ToolResultBlock:
+        cwd = self.cwd or Path.cwd()
+        env = _sandbox.command_env(self.inherit_env, self.env)
+        launch = None
+        if self.sandbox is not None and self.sandbox_problem is None:
+            if _find_program(argv[0], cwd, env) is None:
+                return _result(-1, "", f"Error: No such file or directory: {argv[0]!r}")
+            launch = _sandbox.launch(self.sandbox, argv, cwd, env)
+            argv, env = launch.argv, launch.env
         try:
-            process = await anyio.open_process(
-                argv,
-                cwd=self.cwd,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as error:
-            return _result(-1, "", f"Error: {error.strerror or error}")
+            try:
+                process = await anyio.open_process(
+                    argv,
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                )
+            except OSError as error:
+                return _result(-1, "", f"Error: {error.strerror or error}")
+            return await self._wait(process, timeout, charset)
+        finally:
+            if launch is not None:
+                with anyio.CancelScope(shield=True):
+                    await launch.close()
+
+    async def _wait(
+        self, process: anyio.abc.Process, timeout: int, charset: str
+    ) -> ToolResultBlock:
         out = _Capture(self.max_output)
         err = _Capture(self.max_output)
         timed_out = False
@@ -825,12 +875,19 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
                 async with anyio.create_task_group() as group:
                     group.start_soon(out.drain, process.stdout)
                     group.start_soon(err.drain, process.stderr)
-                await process.wait()
+                    await process.wait()
+                    # What the command left behind in its process group ends with it; what
+                    # still holds its pipes open (only possible without a sandbox, whose PID
+                    # namespace is gone by now) is not waited for long.
+                    _kill(process)
+                    group.cancel_scope.deadline = min(
+                        group.cancel_scope.deadline, anyio.current_time() + DRAIN_GRACE
+                    )
             timed_out = deadline.cancelled_caught
         finally:  # also when the caller is cancelled: the command never outlives its call
             with anyio.CancelScope(shield=True):
+                _kill(process)
                 if process.returncode is None:
-                    _kill(process)
                     await process.wait()
                 await process.aclose()
         stdout, stderr = out.text(charset), err.text(charset)
@@ -838,6 +895,40 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
             note = f"TimeoutError: The command execution exceeded the timeout of {timeout} seconds."
             return _result(-1, stdout, f"{stderr}\n{note}" if stderr else note, timed_out=True)
         return _result(process.returncode or 0, stdout, stderr)
+
+
+def _schema(timeout: int) -> Mapping[str, JsonValue]:
+    """The input schema, its timeout described with the operator's."""
+    properties = _SCHEMA["properties"]
+    assert isinstance(properties, Mapping)
+    described: JsonValue = {
+        "type": "integer",
+        "description": f"Seconds the command may run (default and most: {timeout}).",
+    }
+    return {**_SCHEMA, "properties": {**properties, "timeout": described}}
+
+
+def _charset(name: JsonValue) -> str:
+    """``name`` if it is a text encoding, else `DEFAULT_CHARSET` (checked before anything runs).
+
+    ``codecs.lookup`` also knows bytes-to-bytes and str-to-str codecs (``base64``, ``rot13``);
+    ``bytes.decode`` refuses those.
+    """
+    if not isinstance(name, str) or not name:
+        return DEFAULT_CHARSET
+    try:
+        b"".decode(name, "replace")
+    except (LookupError, ValueError, TypeError):
+        return DEFAULT_CHARSET
+    return name
+
+
+def _find_program(program: str, cwd: Path, env: Mapping[str, str]) -> str | None:
+    """Where ``program`` is, as the sandbox (which sees the host's file system) will find it."""
+    if "/" in program:
+        path = os.path.join(cwd, program)
+        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+    return shutil.which(program, path=env.get("PATH", os.defpath))
 
 
 class _Capture:
@@ -858,18 +949,28 @@ class _Capture:
             self.dropped += max(0, len(chunk) - max(room, 0))
 
     def text(self, charset: str) -> str:
-        text = bytes(self.kept).decode(charset, errors="replace")
+        """The kept bytes decoded (with utf-8 if ``charset`` fails: the output is never lost)."""
+        data = bytes(self.kept)
+        try:
+            text = data.decode(charset, errors="replace")
+        except (LookupError, ValueError, TypeError):  # e.g. idna, which only decodes strictly
+            text = data.decode(DEFAULT_CHARSET, errors="replace")
         if self.dropped:
             text += f"\n[output truncated: {self.dropped} more bytes]"
         return text
 
 
 def _kill(process: anyio.abc.Process) -> None:
-    """Kill the command and everything it started (its own process group)."""
+    """Kill the command's process group (the command and what it started, bar ``setsid`` ones).
+
+    In the sandbox the group is bubblewrap's, and its ``--die-with-parent`` ends the PID
+    namespace, and so every process of the command, ``setsid`` ones included.
+    """
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError, AttributeError, OSError):
-        process.kill()
+        if process.returncode is None:
+            process.kill()
 
 
 def _result(
@@ -892,6 +993,7 @@ def _result(
 
 __all__ = [
     "DANGEROUS_COMMANDS",
+    "DEFAULT_CHARSET",
     "DEFAULT_MAX_OUTPUT",
     "DEFAULT_TIMEOUT",
     "MAX_TIMEOUT",

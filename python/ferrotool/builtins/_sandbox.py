@@ -1,0 +1,479 @@
+"""The shell's confinement: a scrubbed environment and an OS sandbox (bubblewrap, on Linux).
+
+Every command of `ShellCommandTool` gets an environment built from an allow-list
+(`ENV_ALLOW`) plus what the operator names, never the host's whole environment: an API key in
+the host's environment is not visible to a command unless the operator passes it through.
+
+On Linux the command runs under bubblewrap (``bwrap``, Debian's ``bubblewrap`` package):
+
+* the whole file system read-only (``--ro-bind / /``), a fresh ``/dev`` and ``/proc``, a
+  private ``/tmp`` (an empty tmpfs);
+* writable: the tool's working folder and `Sandbox.writable` only (`Sandbox.read_only` paths
+  are bound read-only again on top, e.g. a repository's ``.git`` inside a writable folder);
+* `Sandbox.hidden` paths covered last, wherever they are (a folder by an empty tmpfs, a file
+  by an empty read-only one): ``~/.ssh``, or a ``.env`` inside the working folder;
+* no network (``--unshare-net``: not even the host's loopback) unless `Sandbox.network`;
+* its own user, PID, IPC, UTS and cgroup namespaces, every capability dropped, no further user
+  namespaces (where bubblewrap supports ``--disable-userns``), a new session (no terminal
+  injection) and ``--die-with-parent``: when the command ends, or its call is cancelled or
+  times out, the PID namespace ends and every process in it is killed, ``setsid`` ones too;
+* resource limits set by util-linux ``prlimit`` just before the command is executed inside the
+  sandbox: CPU seconds, address space, file size and processes (``RLIMIT_CPU``, ``RLIMIT_AS``,
+  ``RLIMIT_FSIZE``, ``RLIMIT_NPROC``). ``prlimit`` is a separate program that sets the limits
+  on itself and then executes the command, so nothing runs in the forked child of this
+  (possibly multi-threaded) process: ``subprocess``'s ``preexec_fn`` is not safe with threads.
+
+``RLIMIT_NPROC`` is counted per user and user namespace; inside the sandbox's own user
+namespace it bounds that sandbox's processes, but the kernel does not apply it to processes of
+the host's root user. When the host process runs as root, the process count is therefore bounded
+by a ``pids`` cgroup created for the call (``pids.max``), where the cgroup file system is
+writable; a small shell trampoline moves itself into that cgroup before it executes bubblewrap,
+so every process of the sandbox is counted from the first. Without a writable cgroup, a fork
+bomb started by root is still ended by the call's timeout and its CPU limit, and the PID
+namespace dies with the call.
+
+The sandbox confines writes, the network and processes; it does not hide what the file system
+lets the host user read, except the `Sandbox.hidden` paths.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Concatenate, Final, ParamSpec, Protocol, TypeVar, final
+
+from ferrotool._permissions.decisions import PermissionBehavior, PermissionDecision
+
+ENV_ALLOW: Final[tuple[str, ...]] = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+)
+"""Host variables every command sees (a trailing ``*`` matches a prefix): what programs need to
+find themselves, their user and their locale, and nothing that holds a credential."""
+
+DEFAULT_CPU_SECONDS: Final = 600
+"""CPU seconds a sandboxed process may use (``RLIMIT_CPU``)."""
+DEFAULT_MEMORY: Final = 8 << 30
+"""Bytes of address space a sandboxed process may map (``RLIMIT_AS``): virtual, not resident,
+so runtimes that reserve large areas (the JVM, Go, Node) still start."""
+DEFAULT_PROCESSES: Final = 512
+"""Processes (and threads) a sandbox may hold at once."""
+DEFAULT_FILE_SIZE: Final = 1 << 30
+"""Bytes a sandboxed process may write to one file (``RLIMIT_FSIZE``)."""
+
+_PROBE_TIMEOUT: Final = 15.0
+_CGROUP_ROOTS: Final = ("/sys/fs/cgroup/pids", "/sys/fs/cgroup")
+# Moves the shell into the cgroup whose ``cgroup.procs`` is $0, then becomes the sandbox.
+_TRAMPOLINE: Final = 'echo "$$" > "$0" && exec "$@"'
+_names = itertools.count()
+
+
+class SandboxWarning(RuntimeWarning):
+    """A shell tool that wants a sandbox cannot start one here (every command asks first)."""
+
+
+PathArg = str | os.PathLike[str]
+
+
+@final
+@dataclass(frozen=True)
+class Sandbox:
+    """How `ShellCommandTool` confines its commands (see the module).
+
+    Pass ``sandbox=False`` (or ``Sandbox(enabled=False)``) to the tool to run commands without
+    a sandbox; they then run unasked only as the permission rules allow.
+
+    Attributes:
+        writable: Folders a command may write besides the tool's working folder.
+        read_only: Paths bound read-only again over the writable ones (``repo/.git``); those
+            that do not exist are skipped.
+        hidden: Folders and files shown empty (``~/.ssh``, ``~/.aws``, ``work/.env``), even
+            inside a writable folder; those that do not exist are skipped.
+        network: Keep the host's network (default: none at all, loopback included).
+        cpu_seconds: CPU seconds per process (``None``: no limit).
+        memory: Bytes of address space per process (``None``: no limit).
+        processes: Processes at once in one sandbox (``None``: no limit).
+        file_size: Bytes per file written (``None``: no limit).
+        bwrap: The bubblewrap program (a name looked up on ``PATH``, or a path).
+        enabled: ``False`` runs commands without a sandbox.
+    """
+
+    writable: Sequence[PathArg] = ()
+    read_only: Sequence[PathArg] = ()
+    hidden: Sequence[PathArg] = ()
+    network: bool = False
+    cpu_seconds: int | None = DEFAULT_CPU_SECONDS
+    memory: int | None = DEFAULT_MEMORY
+    processes: int | None = DEFAULT_PROCESSES
+    file_size: int | None = DEFAULT_FILE_SIZE
+    bwrap: str = "bwrap"
+    enabled: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("cpu_seconds", "memory", "processes", "file_size"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or value <= 0):
+                raise ValueError(f"Sandbox.{name} must be a positive integer or None")
+        for name in ("writable", "read_only", "hidden"):
+            paths = getattr(self, name)
+            if isinstance(paths, (str, os.PathLike)):
+                raise TypeError(f"Sandbox.{name} is a sequence of paths, not one path")
+            object.__setattr__(self, name, tuple(Path(os.path.abspath(p)) for p in paths))
+
+
+def sandbox_of(sandbox: Sandbox | bool | None) -> Sandbox | None:
+    """The sandbox a tool asks for: ``None`` when the operator opted out."""
+    if sandbox is None or sandbox is False:
+        return None
+    if sandbox is True:
+        return Sandbox()
+    if not isinstance(sandbox, Sandbox):
+        raise TypeError("sandbox must be a Sandbox, True, False or None")
+    return sandbox if sandbox.enabled else None
+
+
+# - environment -
+
+
+def command_env(
+    inherit: Iterable[str] = (),
+    extra: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """A command's environment: the host's `ENV_ALLOW` and ``inherit`` variables, then ``extra``.
+
+    Names in ``inherit`` (and `ENV_ALLOW`) may end in ``*`` to match a prefix (``"*"`` passes the
+    whole host environment through).
+    """
+    host = os.environ if environ is None else environ
+    patterns = (*ENV_ALLOW, *inherit)
+    exact = {p for p in patterns if not p.endswith("*")}
+    prefixes = tuple(p[:-1] for p in patterns if p.endswith("*"))
+    env = {k: v for k, v in host.items() if k in exact or (prefixes and k.startswith(prefixes))}
+    env.update(extra or {})
+    return env
+
+
+def check_env(env: Mapping[str, str] | None, inherit: Iterable[str]) -> None:
+    """Refuse names and values no environment can hold.
+
+    Raises:
+        ValueError: An empty name, or one holding ``=`` or NUL, or a value holding NUL.
+    """
+    for name, value in (env or {}).items():
+        if not _is_text(name) or not _is_text(value):
+            raise ValueError("env names and values must be strings")
+        if not name or "=" in name or "\x00" in name or "\x00" in value:
+            raise ValueError(f"invalid environment variable {name!r}")
+    for pattern in inherit:
+        if not _is_text(pattern) or not pattern or "=" in pattern or "\x00" in pattern:
+            raise ValueError(f"invalid inherit_env name {pattern!r}")
+        if "*" in pattern[:-1]:
+            raise ValueError(f"inherit_env {pattern!r}: '*' may only end a name")
+
+
+def _is_text(value: object) -> bool:
+    return isinstance(value, str)
+
+
+# - availability -
+
+
+@dataclass(frozen=True)
+class _Host:
+    """What this machine offers a sandbox: the programs, or why there is none."""
+
+    problem: str | None
+    bwrap: str = ""
+    prlimit: str = ""
+    disable_userns: bool = False
+
+
+def sandbox_problem(sandbox: Sandbox) -> str | None:
+    """Why no sandbox can start here (``None``: it can). Probed once per bubblewrap program."""
+    return _host(sandbox.bwrap).problem
+
+
+@functools.cache
+def _host(bwrap: str) -> _Host:
+    if not sys.platform.startswith("linux"):
+        return _Host(f"the sandbox needs Linux and bubblewrap; this is {sys.platform}")
+    program = shutil.which(bwrap)
+    if program is None:
+        return _Host(
+            f"bubblewrap ({bwrap!r}) is not installed (Debian and Ubuntu: apt-get install "
+            "bubblewrap)"
+        )
+    prlimit = shutil.which("prlimit")
+    true = shutil.which("true")
+    if prlimit is None or true is None:
+        return _Host("util-linux's prlimit is not installed")
+    try:
+        usage = subprocess.run(
+            [program, "--help"], capture_output=True, timeout=_PROBE_TIMEOUT, check=False
+        )
+        host = _Host(None, program, prlimit, b"--disable-userns" in usage.stdout)
+        argv = _bwrap_argv(host, Sandbox(), Path("/"), [prlimit, "--nproc=64", "--", true])
+        probe = subprocess.run(
+            argv,
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            env=command_env(),
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        return _Host(f"bubblewrap cannot run: {error}")
+    if probe.returncode != 0:
+        said = probe.stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = said[-1] if said else f"exit status {probe.returncode}"
+        return _Host(f"bubblewrap cannot start a sandbox here: {detail}")
+    return host
+
+
+class _Guarded(Protocol):
+    sandbox: Sandbox | None
+    sandbox_problem: str | None
+
+
+_G = TypeVar("_G", bound=_Guarded)
+_P = ParamSpec("_P")
+
+
+def asks_without_sandbox(
+    check: Callable[Concatenate[_G, _P], Coroutine[Any, Any, PermissionDecision]],
+) -> Callable[Concatenate[_G, _P], Coroutine[Any, Any, PermissionDecision]]:
+    """Wrap a tool's ``check_permissions``: without the sandbox it wants, nothing runs unasked.
+
+    A denial stands; any other decision becomes a safety ask naming why no sandbox starts
+    (which no mode or allow rule overrides), unless the operator opted out of the sandbox.
+    """
+
+    @functools.wraps(check)
+    async def checked(self: _G, /, *args: _P.args, **kwargs: _P.kwargs) -> PermissionDecision:
+        decision = await check(self, *args, **kwargs)
+        problem = self.sandbox_problem
+        if self.sandbox is None or problem is None:
+            return decision
+        if decision.behavior is PermissionBehavior.DENY:
+            return decision
+        if decision.behavior is PermissionBehavior.ASK and "safety" in (decision.reason or ""):
+            return PermissionDecision.ask(
+                f"{decision.message} (and it would run without a sandbox: {problem})",
+                reason=f"{decision.reason}; no sandbox",
+                suggested_rules=decision.suggested_rules,
+            )
+        return PermissionDecision.ask(
+            f"The command would run without a sandbox ({problem}): approve it explicitly",
+            reason=f"safety: no sandbox: {problem}",
+        )
+
+    return checked
+
+
+# - launching -
+
+
+def _bwrap_argv(host: _Host, sandbox: Sandbox, cwd: Path, argv: Sequence[str]) -> list[str]:
+    args = [
+        host.bwrap,
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+    ]
+    if not sandbox.network:
+        args.append("--unshare-net")
+    if host.disable_userns:
+        args.append("--disable-userns")
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for path in map(os.path.realpath, (cwd, *sandbox.writable)):
+        if path != "/":  # a working folder of / leaves the system read-only all the same
+            args += ["--bind", path, path]
+    for path in map(os.path.realpath, sandbox.read_only):
+        args += ["--ro-bind-try", path, path]
+    for path in map(os.path.realpath, sandbox.hidden):  # last: nothing is bound over them
+        if os.path.isdir(path):
+            args += ["--tmpfs", path, "--remount-ro", path]
+        elif os.path.lexists(path):
+            args += ["--ro-bind", "/dev/null", path]
+    args += ["--chdir", os.path.realpath(cwd), "--", *argv]
+    return args
+
+
+def _limits(sandbox: Sandbox) -> list[str]:
+    out = []
+    for flag, value in (
+        ("--cpu", sandbox.cpu_seconds),
+        ("--as", sandbox.memory),
+        ("--nproc", sandbox.processes),
+        ("--fsize", sandbox.file_size),
+    ):
+        if value is not None:
+            out.append(f"{flag}={value}")
+    return out
+
+
+@final
+class Launch:
+    """A command ready to start: its argv and environment, and the cgroup to remove after."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cgroup: PidsCgroup | None) -> None:
+        self.argv = argv
+        self.env = env
+        self.cgroup = cgroup
+
+    async def close(self) -> None:
+        """End what is left in the call's cgroup and remove it."""
+        if self.cgroup is not None:
+            await self.cgroup.close()
+
+
+def launch(sandbox: Sandbox, argv: Sequence[str], cwd: Path, env: dict[str, str]) -> Launch:
+    """The command to start for ``argv`` under ``sandbox`` (which must be available).
+
+    Raises:
+        RuntimeError: The sandbox cannot start here (see `sandbox_problem`).
+    """
+    host = _host(sandbox.bwrap)
+    if host.problem is not None:
+        raise RuntimeError(host.problem)
+    env = {**env, "TMPDIR": "/tmp"}  # the sandbox's own /tmp
+    inner = [host.prlimit, *_limits(sandbox), "--", *argv]
+    full = _bwrap_argv(host, sandbox, cwd, inner)
+    cgroup = None
+    if sandbox.processes is not None and os.geteuid() == 0:
+        # RLIMIT_NPROC does not apply to root's processes: count them in a cgroup instead.
+        # bubblewrap's two processes (the trampoline becomes one of them) count too.
+        cgroup = PidsCgroup.create(sandbox.processes + 2)
+        if cgroup is not None:
+            full = ["/bin/sh", "-c", _TRAMPOLINE, str(cgroup.path / "cgroup.procs"), *full]
+    return Launch(full, env, cgroup)
+
+
+@final
+class PidsCgroup:
+    """A ``pids`` cgroup of one call (cgroup v1 or v2), bounding its number of processes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def create(cls, limit: int) -> PidsCgroup | None:
+        """A new cgroup holding at most ``limit`` processes (``None``: none can be made)."""
+        for root in _cgroup_roots():
+            path = root / f"ferrotool-{os.getpid()}-{next(_names)}"
+            try:
+                path.mkdir()
+            except OSError:
+                continue
+            try:  # the file exists in a cgroup with the pids controller, never created here
+                with open(path / "pids.max", "r+") as limits:
+                    limits.write(str(limit))
+            except OSError:
+                _remove(path)
+                continue
+            return cls(path)
+        return None
+
+    def pids(self) -> list[int]:
+        try:
+            return [int(line) for line in (self.path / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return []
+
+    async def close(self) -> None:
+        """Kill what is left in the cgroup, and remove it.
+
+        The removal waits for the kernel to release the dead (milliseconds on cgroup v1), so
+        it is retried on a daemon thread, off the call's path.
+        """
+        for pid in self.pids():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        if not _remove(self.path):
+            threading.Thread(
+                target=self._remove_later, name="ferrotool-cgroup", daemon=True
+            ).start()
+
+    def _remove_later(self) -> None:
+        delay = 0.001
+        while delay < 2.0:
+            time.sleep(delay)
+            for pid in self.pids():
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            if _remove(self.path):
+                return
+            delay *= 2
+
+
+@functools.cache
+def _cgroup_roots() -> tuple[Path, ...]:
+    """The writable cgroup roots with the pids controller: v1's ``pids``, or v2's root."""
+    roots = []
+    for root in map(Path, _CGROUP_ROOTS):
+        if not os.access(root, os.W_OK | os.X_OK) or not (root / "cgroup.procs").exists():
+            continue
+        control = root / "cgroup.subtree_control"
+        try:
+            if control.exists() and "pids" not in control.read_text().split():
+                continue
+        except OSError:
+            continue
+        roots.append(root)
+    return tuple(roots)
+
+
+def _remove(path: Path) -> bool:
+    try:
+        path.rmdir()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+__all__ = [
+    "DEFAULT_CPU_SECONDS",
+    "DEFAULT_FILE_SIZE",
+    "DEFAULT_MEMORY",
+    "DEFAULT_PROCESSES",
+    "ENV_ALLOW",
+    "Launch",
+    "PidsCgroup",
+    "Sandbox",
+    "SandboxWarning",
+    "asks_without_sandbox",
+    "check_env",
+    "command_env",
+    "launch",
+    "sandbox_of",
+    "sandbox_problem",
+]
