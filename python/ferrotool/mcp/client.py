@@ -41,7 +41,7 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from ferrotool._values.context import RuntimeContext
 from ferrotool._values.json import JsonValue
 from ferrotool.errors import McpError
-from ferrotool.mcp._convert import SESSION_META_KEY, check_server_name
+from ferrotool.mcp._convert import SESSION_META_KEY, RejectedTool, check_server_name
 from ferrotool.mcp._transport import (
     CALL_HEADERS,
     Http,
@@ -141,6 +141,7 @@ class McpClient:
         "_host_done",
         "_inflight",
         "_listeners",
+        "_rejected_tools",
         "_stop",
         "_target",
         "_task_group",
@@ -186,6 +187,7 @@ class McpClient:
         self._failures = 0
         self._inflight: set[_InFlight] = set()
         self._listeners: dict[object, ToolsListener] = {}
+        self._rejected_tools: tuple[RejectedTool, ...] = ()
         self._task_group: anyio.abc.TaskGroup | None = None
         self._stop: anyio.Event | None = None
         self._host_done: anyio.Event | None = None
@@ -306,6 +308,18 @@ class McpClient:
         """
         self._live()
         return self._tools or ()
+
+    @property
+    def rejected_tools(self) -> tuple[RejectedTool, ...]:
+        """The tools of the last listing a toolkit left out, each with why (none: all fit).
+
+        `Toolkit.register_mcp` sets it at registration and after each change of the listing;
+        a warning on the ``ferrotool.mcp`` logger names each of them too.
+        """
+        return self._rejected_tools
+
+    def _rejected(self, rejected: tuple[RejectedTool, ...]) -> None:
+        self._rejected_tools = rejected
 
     @property
     def protocol_version(self) -> str | None:
