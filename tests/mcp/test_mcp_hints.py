@@ -55,10 +55,19 @@ def hinted(read_only: bool | None, destructive: bool | None) -> dict[str, object
 HINT_TABLE = [hinted(ro, de) for ro in HINTS.values() for de in HINTS.values()]
 
 
-def server(tmp_path: Path, tools: list[dict[str, object]], name: str = "raw") -> McpClient:
-    listing = tmp_path / f"{name}-tools.json"
+def server(
+    tmp_path: Path,
+    tools: list[dict[str, object]],
+    more: list[dict[str, object]] | None = None,
+) -> McpClient:
+    listing = tmp_path / "tools.json"
     listing.write_text(json.dumps(tools), encoding="utf-8")
-    return McpClient.stdio(name, PYTHON, [RAW], env={"RAW_TOOLS": str(listing)}, request_timeout=5)
+    env = {"RAW_TOOLS": str(listing)}
+    if more is not None:
+        added = tmp_path / "more-tools.json"
+        added.write_text(json.dumps(more), encoding="utf-8")
+        env["RAW_MORE_TOOLS"] = str(added)
+    return McpClient.stdio("raw", PYTHON, [RAW], env=env, request_timeout=5)
 
 
 def use(remote: str, arguments: Mapping[str, object] | None = None) -> ToolUseBlock:
@@ -283,6 +292,39 @@ async def test_bad_tools_are_left_out_and_named_the_good_ones_run(
         assert json.loads(write.content) == {"tool": "good_write", "arguments": {"n": 3}}
         assert json.loads(odd.content)["tool"] == "odd.name/with spaces"
         assert twice.state is ToolResultState.ERROR  # never registered
+    finally:
+        with anyio.fail_after(20):
+            await client.close()
+
+
+async def test_a_changed_listing_with_a_bad_tool_keeps_the_good_ones(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    first: list[dict[str, object]] = [{"name": "relist", "inputSchema": OBJECT}, BAD_LISTING[0]]
+    more: list[dict[str, object]] = [
+        {"name": "later", "inputSchema": OBJECT},
+        BAD_LISTING[1],
+        BAD_LISTING[1],
+    ]
+    client = server(tmp_path, first, more)
+    toolkit = Toolkit()
+    caplog.set_level(logging.WARNING, logger="ferrotool.mcp")
+    try:
+        with anyio.fail_after(20):
+            await toolkit.register_mcp(client, trust=("relist",))
+            assert not client.rejected_tools
+            assert (await toolkit.call_tool(use("relist"))).content == "relisted"
+            while tool_name("raw", "later") not in toolkit:
+                await anyio.sleep(0.01)
+        assert tool_name("raw", "good_read") in toolkit
+        assert tool_name("raw", "cyclic") not in toolkit
+        assert [item.name for item in client.rejected_tools] == ["cyclic"]
+        assert "2 tools" in client.rejected_tools[0].reason  # listed twice, and cyclic
+        logged = "\n".join(record.getMessage() for record in caplog.records)
+        assert "MCP server 'raw' tool 'cyclic' is left out" in logged
+        with anyio.fail_after(20):
+            later = await toolkit.call_tool(use("later"))
+        assert later.needs_approval  # a new tool is not trusted: "relist" was
     finally:
         with anyio.fail_after(20):
             await client.close()

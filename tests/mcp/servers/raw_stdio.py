@@ -11,7 +11,8 @@ line that is not JSON-RPC and never answers), ``progress`` (progress notificatio
 of three. With ``FAULTS_LOG`` set, every message received is appended to that file. With
 ``RAW_TOOLS`` set to a JSON file holding a list of tool definitions, the server lists exactly
 those (hand-made, bad ones among them), and answers a call of any of them with a text holding
-the tool's name and its arguments.
+the tool's name and its arguments; a call of the one named ``relist`` adds the definitions of
+the file ``RAW_MORE_TOOLS`` to the listing and says the list changed.
 """
 
 from __future__ import annotations
@@ -117,7 +118,12 @@ def call(request_id: object, params: dict[str, object]) -> None:
     assert isinstance(arguments, dict)
     meta = params.get("_meta") or {}
     assert isinstance(meta, dict)
-    if HAND_MADE:
+    if HAND_MADE and name == "relist":
+        with open(os.environ["RAW_MORE_TOOLS"], encoding="utf-8") as more:
+            EXTRA.extend(json.load(more))
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        reply(request_id, text("relisted"))
+    elif HAND_MADE:
         reply(request_id, text(json.dumps({"tool": name, "arguments": arguments})))
     elif name == "echo":
         reply(request_id, text(str(arguments["text"])))
