@@ -99,6 +99,8 @@ def _skill(
         return AgentSkill.from_markdown(text, resources=resources, source=source, origin=origin)
     except SkillError as error:
         raise SkillError(f"{where}: {error}") from None
+    except Exception as error:  # whatever else a file provokes is that skill's error too
+        raise SkillError(f"{where}: {type(error).__name__}: {error}") from error
 
 
 def _check_budget(budget: int) -> int:
@@ -363,9 +365,12 @@ class PackageSkillRepository:
                     pending.append((relative + "/", item))
                 elif relative != SKILL_FILE and len(resources) < MAX_RESOURCES:
                     room = min(MAX_RESOURCE_BYTES, remaining - held)
-                    if isinstance(item, Path) and item.stat().st_size > room:
-                        continue  # not read at all: served from disk on demand
-                    data = item.read_bytes()
+                    try:
+                        if isinstance(item, Path) and item.stat().st_size > room:
+                            continue  # not read at all: served from disk on demand
+                        data = item.read_bytes()
+                    except OSError:
+                        continue
                     if len(data) <= room:
                         resources[relative] = text_of(data)
                         held += len(data)
