@@ -43,6 +43,8 @@ def hinted(read_only: bool | None, destructive: bool | None) -> dict[str, object
         annotations["readOnlyHint"] = read_only
     if destructive is not None:
         annotations["destructiveHint"] = destructive
+    if destructive is False:  # the other two hints change nothing
+        annotations.update(idempotentHint=True, openWorldHint=False)
     letter = {True: "t", False: "f", None: "m"}
     return {
         "name": f"ro_{letter[read_only]}_de_{letter[destructive]}",
