@@ -97,8 +97,10 @@ def test_alias_bomb_is_bounded() -> None:
 
 def test_deep_nesting_is_bounded() -> None:
     deep = "[" * 200 + "]" * 200
-    with pytest.raises(SkillError, match="nested deeper than 10"):
+    with pytest.raises(SkillError, match="200 brackets open at once"):
         parse_front_matter(f"name: n\ndescription: d\ndeep: {deep}")
+    with pytest.raises(SkillError, match="nested deeper than 10"):
+        parse_front_matter("name: n\ndescription: d\ndeep: " + "[" * 20 + "]" * 20)
 
 
 def test_nested_values_become_json() -> None:

@@ -39,6 +39,11 @@ MAX_DEPTH: Final = 10
 MAX_NUMBER_TEXT: Final = 100
 """Characters of one integer's text read at most (a longer one is refused before it is read:
 Python's own limit is 4,300 digits, and the conversion's cost grows with the length)."""
+MAX_BRACKETS: Final = 64
+"""Unclosed ``[`` and ``{`` allowed at any point of a front matter, counted before the YAML
+reading (in quoted text too): PyYAML's scanner slows down with the square of the flow depth,
+before its nesting is seen (8,000 of them took 0.36 s)."""
+_BRACKETS: Final = re.compile(r"[\[\]{}]")
 _INT_RANGE: Final = range(-(2**63), 2**64)
 """Integers JSON tools can hold: signed or unsigned 64 bits."""
 
@@ -80,6 +85,15 @@ def parse_front_matter(front: str) -> dict[str, JsonValue]:
     """
     if not HAVE_YAML:
         return parse_lines(front)
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(front):
+        depth = depth + 1 if bracket in "[{" else max(0, depth - 1)
+        deepest = max(deepest, depth)
+    if deepest > MAX_BRACKETS:
+        raise SkillError(
+            f"the front matter is past a bound: {deepest} brackets open at once "
+            f"(at most {MAX_BRACKETS})"
+        )
     try:
         loaded = yaml.load(front, Loader=_BoundedLoader)
         if not isinstance(loaded, dict):
@@ -193,6 +207,7 @@ if HAVE_YAML:
 
 __all__ = [
     "MAX_ALIASES",
+    "MAX_BRACKETS",
     "MAX_DEPTH",
     "MAX_FRONT_MATTER",
     "MAX_NUMBER_TEXT",
