@@ -257,10 +257,14 @@ BAD_LISTING: list[dict[str, object]] = [
         "inputSchema": OBJECT,
         "outputSchema": {"type": "object", "maximum": 2**70},
     },
+    {"name": "not_an_object", "inputSchema": {"type": "string"}},
+    {"name": "no_schema"},
+    {"name": 7, "inputSchema": OBJECT},
+    {"inputSchema": OBJECT},
 ]
 GOOD = ["good_read", "good_write", "odd.name/with spaces"]
 BAD = ["cyclic", "twice", "bad_keyword", "bad_pattern", "", "bell\u0007name"]
-BAD += ["huge_number"]
+BAD += ["huge_number", "not_an_object", "no_schema", "7", "#2 of its page"]
 
 
 async def test_bad_tools_are_left_out_and_named_the_good_ones_run(
@@ -281,6 +285,8 @@ async def test_bad_tools_are_left_out_and_named_the_good_ones_run(
         assert "2 tools" in reasons["twice"]
         assert "minLength" in reasons["bad_keyword"]
         assert "empty" in reasons[""]
+        assert "the MCP SDK refuses its definition" in reasons["not_an_object"]
+        assert "inputSchema" in reasons["no_schema"]
         assert "control character" in reasons["bell\u0007name"]
         logged = "\n".join(record.getMessage() for record in caplog.records)
         for name in set(BAD):
@@ -342,7 +348,7 @@ def test_a_clean_listing_rejects_nothing() -> None:
 
 def test_duplicates_are_found_among_the_enabled_tools_only() -> None:
     client = McpClient.stdio("s", PYTHON, [RAW])
-    listing = tuple(types.Tool.model_validate(tool) for tool in BAD_LISTING)
+    listing = tuple(types.Tool.model_validate(tool) for tool in BAD_LISTING[:5])
     tools, rejected = mcp_tools(client, listing, enable=frozenset({"good_read", "twice"}))
     assert [tool.remote_name for tool in tools] == ["good_read"]
     assert rejected == (RejectedTool("twice", rejected[0].reason),)
@@ -350,8 +356,8 @@ def test_duplicates_are_found_among_the_enabled_tools_only() -> None:
 
 
 def test_an_input_schema_that_is_not_an_object_schema_is_rejected() -> None:
-    # The SDK refuses such a listing as a whole on the handshake era's connections; a
-    # definition that reaches the conversion another way is still checked alone.
+    # The SDK refuses such a definition, and the listing leaves it out (see above); one that
+    # reaches the conversion another way is still checked alone.
     client = McpClient.stdio("s", PYTHON, [RAW])
     listing = (
         types.Tool.model_validate({"name": "text", "inputSchema": {"type": "string"}}),

@@ -121,10 +121,10 @@ async def register_mcp(
 
 
 def _report(client: McpClient, rejected: tuple[RejectedTool, ...]) -> None:
-    """Name each bad tool in a warning, and keep the list on the client."""
-    for item in rejected:
-        _log.warning("MCP server '%s' tool %r is left out: %s", client.name, item.name, item.reason)
+    """Keep the bad tools on the client, and name each in a warning (the SDK's too)."""
     client._rejected(rejected)
+    for item in client.rejected_tools:
+        _log.warning("MCP server '%s' tool %r is left out: %s", client.name, item.name, item.reason)
 
 
 async def remove_mcp(toolkit: Toolkit, name: str) -> tuple[str, ...]:

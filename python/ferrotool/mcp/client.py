@@ -99,6 +99,8 @@ class _Connection:
     client: Client
     tools: tuple[types.Tool, ...]
     session: str | None = None
+    rejected: tuple[RejectedTool, ...] = ()
+    """The listing's tools the SDK refuses (`ferrotool.mcp._transport.list_all`)."""
     done: anyio.Event = field(default_factory=anyio.Event)
     broken: BaseException | None = None
 
@@ -140,6 +142,7 @@ class McpClient:
         "_failures",
         "_host_done",
         "_inflight",
+        "_listed_rejects",
         "_listeners",
         "_rejected_tools",
         "_stop",
@@ -188,6 +191,7 @@ class McpClient:
         self._inflight: set[_InFlight] = set()
         self._listeners: dict[object, ToolsListener] = {}
         self._rejected_tools: tuple[RejectedTool, ...] = ()
+        self._listed_rejects: tuple[RejectedTool, ...] = ()
         self._task_group: anyio.abc.TaskGroup | None = None
         self._stop: anyio.Event | None = None
         self._host_done: anyio.Event | None = None
@@ -311,15 +315,18 @@ class McpClient:
 
     @property
     def rejected_tools(self) -> tuple[RejectedTool, ...]:
-        """The tools of the last listing a toolkit left out, each with why (none: all fit).
+        """The tools of the last listing left out, each with why (none: all fit).
 
-        `Toolkit.register_mcp` sets it at registration and after each change of the listing;
-        a warning on the ``ferrotool.mcp`` logger names each of them too.
+        Those the SDK refuses (a definition the protocol version does not allow), then those
+        a toolkit could not make tools of: `Toolkit.register_mcp` sets it at registration and
+        after each change of the listing, and a warning on the ``ferrotool.mcp`` logger names
+        each of them too.
         """
         return self._rejected_tools
 
     def _rejected(self, rejected: tuple[RejectedTool, ...]) -> None:
-        self._rejected_tools = rejected
+        """Keep a toolkit's rejects, after those of the listing itself (the SDK's)."""
+        self._rejected_tools = (*self._listed_rejects, *rejected)
 
     @property
     def protocol_version(self) -> str | None:
@@ -439,6 +446,7 @@ class McpClient:
                 ) from exc
             self._connection = connection
             self._tools = connection.tools
+            self._listed_rejects = connection.rejected
             return connection
 
     async def _hold(self, *, task_status: anyio.abc.TaskStatus[_Connection]) -> None:
@@ -456,8 +464,9 @@ class McpClient:
                 )
                 await stack.enter_async_context(client)
                 session: dict[str, str] = {}
-                tools = await list_all(client, session)
-                connection = _Connection(client, tools, session.get("id"))
+                rejected: list[RejectedTool] = []
+                tools = await list_all(client, session, rejected)
+                connection = _Connection(client, tools, session.get("id"), tuple(rejected))
                 if listens(client):
                     stack.enter_context(_cancelling(self._task_group, self._listen, connection))
                 task_status.started(connection)
@@ -499,12 +508,14 @@ class McpClient:
             _log.info("MCP server '%s': tool list not followed: %s", self.name, describe(exc))
 
     async def _refresh(self, connection: _Connection) -> None:
+        rejected: list[RejectedTool] = []
         try:
-            tools = await list_all(connection.client, _session_box(connection))
+            tools = await list_all(connection.client, _session_box(connection), rejected)
         except Exception as exc:
             _log.warning("MCP server '%s': listing after a change failed: %s", self.name, exc)
             return
         connection.tools = self._tools = tools
+        connection.rejected = self._listed_rejects = tuple(rejected)
         for listener in tuple(self._listeners.values()):
             try:
                 await listener(tools)
@@ -519,12 +530,14 @@ class McpClient:
         """
         self._live()
         connection = await self._connect()
+        rejected: list[RejectedTool] = []
         try:
             connection.tools = self._tools = await list_all(
-                connection.client, _session_box(connection)
+                connection.client, _session_box(connection), rejected
             )
         except MCPError as exc:
             raise McpError(f"MCP server '{self.name}' failed to list its tools: {exc}") from exc
+        connection.rejected = self._listed_rejects = tuple(rejected)
         return connection.tools
 
     # - calls -
