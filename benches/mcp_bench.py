@@ -330,7 +330,7 @@ class ClientPair:
         bare, ferro = self.bare_client(), self.ferrotool_client()
         toolkit = Toolkit()
         async with bare, ferro:
-            await toolkit.register_mcp(ferro)
+            await toolkit.register_mcp(ferro, trust=True)
             await bare.list_tools()
             self._session, self._toolkit = bare.session, toolkit
             try:

@@ -62,7 +62,9 @@ async def kit(tmp_path: Path) -> AsyncIterator[tuple[Toolkit, McpClient, Path]]:
     client = raw(log, request_timeout=5, backoff=0.01)
     toolkit = Toolkit()
     with anyio.fail_after(20):
-        await toolkit.register_mcp(client)
+        # Trusted: these tests are about the transport; the permissions of MCP tools by
+        # their hints are test_mcp_hints.py's.
+        await toolkit.register_mcp(client, trust=True)
     yield toolkit, client, log
     with anyio.fail_after(20):
         await client.close()
@@ -175,7 +177,10 @@ async def test_registration_lists_every_page_and_names_tools(
 
 
 async def test_read_only_hint_flags_and_permissions(kit: tuple[Toolkit, McpClient, Path]) -> None:
-    toolkit, _, _ = kit
+    _, client, _ = kit
+    toolkit = Toolkit()
+    with anyio.fail_after(20):
+        await toolkit.register_mcp(client)  # not trusted: the hints decide
     echo, add = toolkit.get_spec("mcp__raw__echo"), toolkit.get_spec("mcp__raw__add")
     assert echo is not None
     assert add is not None
@@ -187,7 +192,8 @@ async def test_read_only_hint_flags_and_permissions(kit: tuple[Toolkit, McpClien
     assert (await view.call_tool(call("echo", {"text": "hi"}))).state is ToolResultState.SUCCESS
     asked = await view.call_tool(call("add", {"a": 1, "b": 2}))
     assert asked.needs_approval
-    # destructiveHint asks even where nothing else would.
+    # Not read-only asks even where nothing else would (a session with no rules).
+    assert (await toolkit.call_tool(call("add", {"a": 1, "b": 2}))).needs_approval
     wipe = await toolkit.call_tool(call("wipe"))
     assert wipe.needs_approval
     assert "destructiveHint" in json.dumps(dict(wipe.metadata))
@@ -235,7 +241,7 @@ async def test_presets_are_hidden_from_the_schema_and_sent() -> None:
     toolkit = Toolkit()
     client = raw()
     with anyio.fail_after(20):
-        await toolkit.register_mcp(client, presets={"add": {"b": 40}}, enable=["add"])
+        await toolkit.register_mcp(client, presets={"add": {"b": 40}}, enable=["add"], trust=True)
     try:
         spec = toolkit.get_spec("mcp__raw__add")
         assert spec is not None
@@ -352,7 +358,7 @@ async def test_mcp_server_time_over_stdio() -> None:
     client = McpClient.stdio("time", command, ["--local-timezone", "UTC"])
     toolkit = Toolkit()
     with anyio.fail_after(30):
-        await toolkit.register_mcp(client)
+        await toolkit.register_mcp(client, trust=True)
         try:
             assert "mcp__time__get_current_time" in toolkit
             result = await toolkit.call_tool(
@@ -372,7 +378,7 @@ async def test_both_protocol_eras_over_stdio(mode: str, version: str) -> None:
     client = McpClient.stdio("sdk", PYTHON, [SDK], mode=mode)
     toolkit = Toolkit()
     with anyio.fail_after(30):
-        await toolkit.register_mcp(client)
+        await toolkit.register_mcp(client, trust=True)
         try:
             assert client.protocol_version == version
             result = await toolkit.call_tool(ToolUseBlock("a", "mcp__sdk__add", '{"a": 1, "b": 2}'))
@@ -406,7 +412,7 @@ async def test_streamable_http_sends_each_users_headers(
         seen[user] = result.content
 
     with anyio.fail_after(30):
-        await toolkit.register_mcp(client)
+        await toolkit.register_mcp(client, trust=True)
         try:
             assert client.protocol_version == version
             async with anyio.create_task_group() as group:
@@ -424,7 +430,7 @@ async def test_sse_with_fixed_headers(sdk_sse: int, mode: str) -> None:
     )
     toolkit = Toolkit()
     with anyio.fail_after(30):
-        await toolkit.register_mcp(client)
+        await toolkit.register_mcp(client, trust=True)
         try:
             result = await toolkit.call_tool(ToolUseBlock("w", "mcp__sdk__whoami", "{}"))
             assert result.content == "Bearer k"

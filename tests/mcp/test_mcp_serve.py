@@ -209,7 +209,7 @@ async def test_round_trip_ferrotool_client_to_ferrotool_serve(
     client = ferrotool_client(transport, port, mode)
     kit = Toolkit()
     with anyio.fail_after(30):
-        await kit.register_mcp(client)
+        await kit.register_mcp(client, trust=("reset_tools",))  # it changes the session
         try:
             result = await kit.call_tool(ToolUseBlock("1", "mcp__served__add", '{"a": 2, "b": 2}'))
             assert result.content == '{"total":4}'

@@ -90,16 +90,17 @@ def test_alias_bomb_is_bounded() -> None:
         refs = ", ".join([f"*a{level - 1}"] * 10)
         lines.append(f"a{level}: &a{level} [{refs}]")
     lines += ["name: bomb", "description: d"]
-    metadata = parse_front_matter("\n".join(lines))
-    assert metadata["name"] == "bomb"  # read line by line: the aliases were refused
-    assert "a11" not in metadata or not isinstance(metadata["a11"], list)
+    # refused before anything is expanded: the skill is an error naming the bound
+    with pytest.raises(SkillError, match="more than 10 aliases"):
+        parse_front_matter("\n".join(lines))
 
 
 def test_deep_nesting_is_bounded() -> None:
     deep = "[" * 200 + "]" * 200
-    metadata = parse_front_matter(f"name: n\ndescription: d\ndeep: {deep}")
-    assert metadata["name"] == "n"
-    assert not isinstance(metadata.get("deep"), list)
+    with pytest.raises(SkillError, match="200 brackets open at once"):
+        parse_front_matter(f"name: n\ndescription: d\ndeep: {deep}")
+    with pytest.raises(SkillError, match="nested deeper than 10"):
+        parse_front_matter("name: n\ndescription: d\ndeep: " + "[" * 20 + "]" * 20)
 
 
 def test_nested_values_become_json() -> None:

@@ -51,6 +51,7 @@ from ferrotool.skills.skill import AgentSkill, SkillSet
 
 if TYPE_CHECKING:
     from ferrotool.mcp.client import McpClient
+    from ferrotool.mcp.tool import McpTrust
 
 
 @final
@@ -312,11 +313,18 @@ class Toolkit(ToolSet):
         presets: Mapping[str, Mapping[str, object]] | None = None,
         enable: Iterable[str] = (),
         disable: Iterable[str] = (),
+        trust: McpTrust = False,
     ) -> tuple[AgentTool, ...]:
         """Connect an MCP client and register its server's tools as ``mcp__{server}__{tool}``.
 
         The toolkit then follows the server: when it says its tools changed, they are
         replaced by the new listing (one change: a snapshot holds the old tools or the new).
+
+        Only a tool the server marks ``readOnlyHint: true`` runs without asking; every other
+        one asks (the MCP defaults: a missing ``readOnlyHint`` is false, a missing
+        ``destructiveHint`` true), unless ``trust`` covers it. A bad tool in the listing (its
+        schema does not compile, its name is empty or listed twice) is left out alone, named
+        in a warning and in ``client.rejected_tools``; the others register.
 
         Args:
             client: The server's client (initialized here if it is not yet).
@@ -324,6 +332,10 @@ class Toolkit(ToolSet):
             presets: Fixed arguments per tool, by the tool's name on the server.
             enable: When not empty, only these tools (by their names on the server).
             disable: Tools to leave out (ignored when ``enable`` is given).
+            trust: Which tools run without asking (`ferrotool.mcp.McpTrust`): ``False``, the
+                read-only ones; ``True``, all of them; or a collection of names on the
+                server. Deny and ask rules still apply, and ``EXPLORE`` mode still denies
+                what is not read-only.
 
         Returns:
             The registered tools (`ferrotool.mcp.McpTool`).
@@ -332,12 +344,19 @@ class Toolkit(ToolSet):
             RegistrationError: A group does not exist, or a name is taken; nothing is
                 registered then.
             McpError: The server could not be reached.
+            TypeError: ``trust`` is neither a flag nor a collection of names.
         """
         # Imported here: the mcp SDK it needs is an optional extra (``ferrotool[mcp]``).
         from ferrotool.mcp._registration import register_mcp
 
         return await register_mcp(
-            self, client, group=group, presets=presets, enable=enable, disable=disable
+            self,
+            client,
+            group=group,
+            presets=presets,
+            enable=enable,
+            disable=disable,
+            trust=trust,
         )
 
     async def remove_mcp(self, name: str) -> tuple[str, ...]:

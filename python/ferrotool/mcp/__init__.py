@@ -8,7 +8,7 @@ this package until it is asked for.
 * ``ferrotool serve MODULE:OBJECT`` (`ferrotool.mcp.server`) serves a toolkit to MCP clients.
 """
 
-from ferrotool.mcp._convert import tool_name
+from ferrotool.mcp._convert import RejectedTool, tool_name
 from ferrotool.mcp.client import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_STARTUP_TIMEOUT,
@@ -18,7 +18,7 @@ from ferrotool.mcp.client import (
     Mode,
     ProgressHandler,
 )
-from ferrotool.mcp.tool import McpTool
+from ferrotool.mcp.tool import McpTool, McpTrust
 
 __all__ = [
     "DEFAULT_REQUEST_TIMEOUT",
@@ -27,7 +27,9 @@ __all__ = [
     "McpClient",
     "McpMeta",
     "McpTool",
+    "McpTrust",
     "Mode",
     "ProgressHandler",
+    "RejectedTool",
     "tool_name",
 ]

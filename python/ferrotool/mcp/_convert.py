@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Final
+from dataclasses import dataclass
+from typing import Final, final
 
 import mcp_types as types
 import orjson
@@ -65,6 +66,20 @@ def tool_name(server: str, tool: str) -> str:
     room = MAX_NAME - len(head) - 1 - _DIGEST
     cleaned = _UNSAFE.sub("_", tool)[:room]
     return f"{head}{cleaned}_{digest}"
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class RejectedTool:
+    """A tool of a server's listing that is not registered, and why.
+
+    Attributes:
+        name: The tool's name as the server lists it.
+        reason: Why it is left out (its schema does not compile, its name is listed twice...).
+    """
+
+    name: str
+    reason: str
 
 
 # --- MCP result -> ToolResultBlock ---------------------------------------------------------------
@@ -177,6 +192,7 @@ def texts(blocks: Sequence[ContentBlock]) -> str:
 __all__ = [
     "EMPTY_SCHEMA",
     "SESSION_META_KEY",
+    "RejectedTool",
     "check_server_name",
     "content_block",
     "result_block",

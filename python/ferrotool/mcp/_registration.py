@@ -1,9 +1,12 @@
 """`Toolkit.register_mcp` and `Toolkit.remove_mcp`: an MCP server's tools in a toolkit.
 
-Registration connects the client, filters its listing, and registers one `McpTool` per tool in
-one change (all of them or none). It then follows the server: when the server says its tools
-changed, the toolkit's tools of that server are replaced by the new listing, again in one
-change, so a snapshot holds either the old tools or the new ones.
+Registration connects the client, filters its listing, and registers one `McpTool` per good
+tool in one change. A bad tool (its schema does not compile, its name is listed twice...: see
+`ferrotool.mcp.tool.mcp_tools`) is left out alone: a warning on the ``ferrotool.mcp`` logger
+names it and says why, and `McpClient.rejected_tools` holds it until the next listing. It then
+follows the server: when the server says its tools changed, the toolkit's tools of that server
+are replaced by the new listing, again in one change, so a snapshot holds either the old tools
+or the new ones.
 """
 
 from __future__ import annotations
@@ -19,7 +22,14 @@ from ferrotool._tools.base import AgentTool
 from ferrotool._values.groups import BASIC, ToolGroup
 from ferrotool.errors import RegistrationError
 from ferrotool.mcp.client import McpClient
-from ferrotool.mcp.tool import McpTool, mcp_tools, presets_for
+from ferrotool.mcp.tool import (
+    McpTool,
+    McpTrust,
+    RejectedTool,
+    mcp_tools,
+    presets_for,
+    trusted_names,
+)
 
 _log: Final = logging.getLogger("ferrotool.mcp")
 
@@ -76,10 +86,12 @@ async def register_mcp(
     presets: Mapping[str, Mapping[str, object]] | None = None,
     enable: Iterable[str] = (),
     disable: Iterable[str] = (),
+    trust: McpTrust = False,
 ) -> tuple[AgentTool, ...]:
     """See `Toolkit.register_mcp`."""
     if not isinstance(client, McpClient):
         raise TypeError(f"an McpClient is needed, not {type(client).__name__}")
+    trusted = trusted_names(trust)
     groups = _groups(group)
     known = {existing.name for existing in toolkit.groups()}
     for name in sorted(groups - known):
@@ -90,7 +102,10 @@ async def register_mcp(
     def wanted(
         listing: tuple[types.Tool, ...],
     ) -> list[tuple[AgentTool, Mapping[str, object] | None]]:
-        tools = mcp_tools(client, listing, enable=enabled, disable=disabled)
+        tools, rejected = mcp_tools(
+            client, listing, enable=enabled, disable=disabled, trust=trusted
+        )
+        _report(client, rejected)
         return [(tool, presets_for(presets, tool)) for tool in tools]
 
     registered = toolkit._swap((), wanted(client.tools), groups)
@@ -103,6 +118,13 @@ async def register_mcp(
     # Keyed by the toolkit: `remove_mcp` stops following (the client then holds no reference).
     client.on_tools_changed(toolkit, follow)
     return registered
+
+
+def _report(client: McpClient, rejected: tuple[RejectedTool, ...]) -> None:
+    """Keep the bad tools on the client, and name each in a warning (the SDK's too)."""
+    client._rejected(rejected)
+    for item in client.rejected_tools:
+        _log.warning("MCP server '%s' tool %r is left out: %s", client.name, item.name, item.reason)
 
 
 async def remove_mcp(toolkit: Toolkit, name: str) -> tuple[str, ...]:

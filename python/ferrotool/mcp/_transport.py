@@ -13,14 +13,16 @@ from typing import Any, Final, TypeAlias
 
 import httpx2
 import mcp_types as types
+import pydantic
 import sniffio
 from mcp import Client, MCPError
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types.methods import validate_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ferrotool.mcp._convert import SESSION_META_KEY
+from ferrotool.mcp._convert import SESSION_META_KEY, RejectedTool
 
 _PAGE_CAP: Final = 1000
 _HTTP_TIMEOUT: Final = 30.0
@@ -142,18 +144,26 @@ def listens(client: Client) -> bool:
     return tools is not None and bool(tools.list_changed)
 
 
-async def list_all(client: Client, session: dict[str, str]) -> tuple[types.Tool, ...]:
+async def list_all(
+    client: Client, session: dict[str, str], rejected: list[RejectedTool] | None = None
+) -> tuple[types.Tool, ...]:
     """Every page of ``tools/list`` (bounded: a cursor seen twice ends the walk).
 
     On a stateless connection to a server that keeps sessions by ``_meta`` (`ferrotool serve`),
-    ``session["id"]`` is sent, or set from the listing, so the listing is the session's.
+    ``session["id"]`` is sent, or set from the listing, so the listing is the session's. A page
+    the SDK refuses because of some of its tools (a definition the negotiated version does not
+    allow) is asked for again and read tool by tool: the tools the SDK accepts are kept, the
+    others go to ``rejected`` with why.
     """
     tools: list[types.Tool] = []
     cursor: str | None = None
     seen: set[str] = set()
     for _ in range(_PAGE_CAP):
         meta: Any = {SESSION_META_KEY: session["id"]} if "id" in session else None
-        page = await client.list_tools(cursor=cursor, meta=meta, cache_mode="bypass")
+        try:
+            page = await client.list_tools(cursor=cursor, meta=meta, cache_mode="bypass")
+        except pydantic.ValidationError as refused:
+            page = await _page_tool_by_tool(client, cursor, meta, refused, rejected)
         given = (page.meta or {}).get(SESSION_META_KEY)
         if "id" not in session and isinstance(given, str) and given:
             session["id"] = given
@@ -163,6 +173,66 @@ async def list_all(client: Client, session: dict[str, str]) -> tuple[types.Tool,
             break
         seen.add(cursor)
     return tuple(tools)
+
+
+async def _page_tool_by_tool(
+    client: Client,
+    cursor: str | None,
+    meta: Any,
+    refused: pydantic.ValidationError,
+    rejected: list[RejectedTool] | None,
+) -> types.ListToolsResult:
+    """One ``tools/list`` page asked for again, its tools checked one by one.
+
+    The SDK checks a page as a whole; this sends the same request through the session's own
+    stamping and dispatcher, and checks each tool as the SDK would a page of that one tool.
+    Where that cannot be done (another SDK's internals), the SDK's refusal stands.
+    """
+    connection = client.session
+    request = types.ListToolsRequest(params=types.PaginatedRequestParams(cursor=cursor, _meta=meta))
+    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+    options: Any = {}
+    try:
+        connection._stamp(data, options)
+        timeout = connection._session_read_timeout_seconds
+        if timeout is not None:
+            options["timeout"] = timeout
+        raw = await connection._dispatcher.send_raw_request(
+            "tools/list", data.get("params"), options
+        )
+        version = connection._negotiated_version or "2025-11-25"
+    except AttributeError:
+        raise refused from None
+    listed = raw.get("tools")
+    if not isinstance(listed, list):
+        raise refused
+    kept: list[object] = []
+    for index, tool in enumerate(listed):
+        try:
+            validate_server_result("tools/list", version, {"tools": [tool]})
+        except pydantic.ValidationError as error:
+            name = tool.get("name") if isinstance(tool, dict) else None
+            label = (
+                name
+                if isinstance(name, str)
+                else f"#{index} of its page"
+                if name is None
+                else repr(name)
+            )
+            problem = error.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"][2:]) or "the definition"
+            reason = f"the MCP SDK refuses its definition ({version}): {where}: {problem['msg']}"
+            if rejected is not None:
+                rejected.append(RejectedTool(label, reason))
+            continue
+        kept.append(tool)
+    page: dict[str, Any] = {"tools": kept}
+    for key in ("nextCursor", "_meta"):
+        if key in raw:
+            page[key] = raw[key]
+    result = types.ListToolsResult.model_validate(page, by_name=False)
+    complete = cursor is None and result.next_cursor is None
+    return connection._absorb_tool_listing(result, complete=complete)
 
 
 def snippet(exc: Exception) -> str:

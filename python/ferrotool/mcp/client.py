@@ -41,7 +41,7 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from ferrotool._values.context import RuntimeContext
 from ferrotool._values.json import JsonValue
 from ferrotool.errors import McpError
-from ferrotool.mcp._convert import SESSION_META_KEY, check_server_name
+from ferrotool.mcp._convert import SESSION_META_KEY, RejectedTool, check_server_name
 from ferrotool.mcp._transport import (
     CALL_HEADERS,
     Http,
@@ -99,6 +99,8 @@ class _Connection:
     client: Client
     tools: tuple[types.Tool, ...]
     session: str | None = None
+    rejected: tuple[RejectedTool, ...] = ()
+    """The listing's tools the SDK refuses (`ferrotool.mcp._transport.list_all`)."""
     done: anyio.Event = field(default_factory=anyio.Event)
     broken: BaseException | None = None
 
@@ -140,7 +142,9 @@ class McpClient:
         "_failures",
         "_host_done",
         "_inflight",
+        "_listed_rejects",
         "_listeners",
+        "_rejected_tools",
         "_stop",
         "_target",
         "_task_group",
@@ -186,6 +190,8 @@ class McpClient:
         self._failures = 0
         self._inflight: set[_InFlight] = set()
         self._listeners: dict[object, ToolsListener] = {}
+        self._rejected_tools: tuple[RejectedTool, ...] = ()
+        self._listed_rejects: tuple[RejectedTool, ...] = ()
         self._task_group: anyio.abc.TaskGroup | None = None
         self._stop: anyio.Event | None = None
         self._host_done: anyio.Event | None = None
@@ -308,6 +314,21 @@ class McpClient:
         return self._tools or ()
 
     @property
+    def rejected_tools(self) -> tuple[RejectedTool, ...]:
+        """The tools of the last listing left out, each with why (none: all fit).
+
+        Those the SDK refuses (a definition the protocol version does not allow), then those
+        a toolkit could not make tools of: `Toolkit.register_mcp` sets it at registration and
+        after each change of the listing, and a warning on the ``ferrotool.mcp`` logger names
+        each of them too.
+        """
+        return self._rejected_tools
+
+    def _rejected(self, rejected: tuple[RejectedTool, ...]) -> None:
+        """Keep a toolkit's rejects, after those of the listing itself (the SDK's)."""
+        self._rejected_tools = (*self._listed_rejects, *rejected)
+
+    @property
     def protocol_version(self) -> str | None:
         """The protocol version of the current connection (``None`` while it is broken).
 
@@ -425,6 +446,7 @@ class McpClient:
                 ) from exc
             self._connection = connection
             self._tools = connection.tools
+            self._listed_rejects = connection.rejected
             return connection
 
     async def _hold(self, *, task_status: anyio.abc.TaskStatus[_Connection]) -> None:
@@ -442,8 +464,9 @@ class McpClient:
                 )
                 await stack.enter_async_context(client)
                 session: dict[str, str] = {}
-                tools = await list_all(client, session)
-                connection = _Connection(client, tools, session.get("id"))
+                rejected: list[RejectedTool] = []
+                tools = await list_all(client, session, rejected)
+                connection = _Connection(client, tools, session.get("id"), tuple(rejected))
                 if listens(client):
                     stack.enter_context(_cancelling(self._task_group, self._listen, connection))
                 task_status.started(connection)
@@ -485,12 +508,14 @@ class McpClient:
             _log.info("MCP server '%s': tool list not followed: %s", self.name, describe(exc))
 
     async def _refresh(self, connection: _Connection) -> None:
+        rejected: list[RejectedTool] = []
         try:
-            tools = await list_all(connection.client, _session_box(connection))
+            tools = await list_all(connection.client, _session_box(connection), rejected)
         except Exception as exc:
             _log.warning("MCP server '%s': listing after a change failed: %s", self.name, exc)
             return
         connection.tools = self._tools = tools
+        connection.rejected = self._listed_rejects = tuple(rejected)
         for listener in tuple(self._listeners.values()):
             try:
                 await listener(tools)
@@ -505,12 +530,14 @@ class McpClient:
         """
         self._live()
         connection = await self._connect()
+        rejected: list[RejectedTool] = []
         try:
             connection.tools = self._tools = await list_all(
-                connection.client, _session_box(connection)
+                connection.client, _session_box(connection), rejected
             )
         except MCPError as exc:
             raise McpError(f"MCP server '{self.name}' failed to list its tools: {exc}") from exc
+        connection.rejected = self._listed_rejects = tuple(rejected)
         return connection.tools
 
     # - calls -

@@ -7,9 +7,10 @@ activates the tool groups bound to it, in the loading session only.
 
 from ferrotool.skills.filter import ALL_SKILLS, SkillFilter
 from ferrotool.skills.loader import SKILL_TOOLS_SUFFIX, LoadSkillThroughPath, skill_group_name
-from ferrotool.skills.markdown import MAX_ALIASES, MAX_DEPTH, MAX_FRONT_MATTER
+from ferrotool.skills.markdown import MAX_ALIASES, MAX_DEPTH, MAX_FRONT_MATTER, MAX_NUMBER_TEXT
 from ferrotool.skills.prompt import LOAD_SKILL, skill_prompt
 from ferrotool.skills.repository import (
+    DEFAULT_BUDGET,
     ContextSkillRepository,
     FileSystemSkillRepository,
     PackageSkillRepository,
@@ -29,6 +30,7 @@ from ferrotool.skills.views import DEFAULT_MAX_BOXES, SkillBox, SkillViews
 __all__ = [
     "ALL_SKILLS",
     "BASE64_PREFIX",
+    "DEFAULT_BUDGET",
     "DEFAULT_MAX_BOXES",
     "DEFAULT_SOURCE",
     "EMPTY_SKILLS",
@@ -36,6 +38,7 @@ __all__ = [
     "MAX_ALIASES",
     "MAX_DEPTH",
     "MAX_FRONT_MATTER",
+    "MAX_NUMBER_TEXT",
     "SKILL_FILE",
     "SKILL_TOOLS_SUFFIX",
     "AgentSkill",

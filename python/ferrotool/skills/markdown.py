@@ -3,10 +3,12 @@
 A skill folder comes from outside (a repository, a user's upload), so its front matter is read
 with bounds: at most `MAX_FRONT_MATTER` characters (a longer block is ignored), a safe YAML
 loader that builds only plain values, refuses duplicate keys, and allows at most `MAX_ALIASES`
-aliases and `MAX_DEPTH` levels of nesting. Front matter that is not valid YAML is read line by
-line instead (top-level ``key: value`` lines), so a skill whose description holds an unquoted
-colon still loads. Without PyYAML installed (the ``skills`` extra) every front matter is read
-that way.
+aliases and `MAX_DEPTH` levels of nesting. Front matter past a bound (too many aliases, too
+deep, an integer longer than `MAX_NUMBER_TEXT` characters or beyond 64 bits, a date that does
+not exist) is a `SkillError` saying which bound. Front matter that is not valid YAML is read
+line by line instead (top-level ``key: value`` lines), so a skill whose description holds an
+unquoted colon still loads. Without PyYAML installed (the ``skills`` extra) every front matter
+is read that way.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from ferrotool._values.json import JsonValue
+from ferrotool.errors import SkillError
 
 try:  # the ``skills`` extra
     import yaml
@@ -33,6 +36,16 @@ MAX_ALIASES: Final = 10
 """YAML aliases allowed in one front matter (bounds the expansion of shared nodes)."""
 MAX_DEPTH: Final = 10
 """Nesting levels allowed in one front matter."""
+MAX_NUMBER_TEXT: Final = 100
+"""Characters of one integer's text read at most (a longer one is refused before it is read:
+Python's own limit is 4,300 digits, and the conversion's cost grows with the length)."""
+MAX_BRACKETS: Final = 64
+"""Unclosed ``[`` and ``{`` allowed at any point of a front matter, counted before the YAML
+reading (in quoted text too): PyYAML's scanner slows down with the square of the flow depth,
+before its nesting is seen (8,000 of them took 0.36 s)."""
+_BRACKETS: Final = re.compile(r"[\[\]{}]")
+_INT_RANGE: Final = range(-(2**63), 2**64)
+"""Integers JSON tools can hold: signed or unsigned 64 bits."""
 
 _FRONT_MATTER: Final = re.compile(
     r"\A\ufeff?---[ \t]*\r?\n(?P<front>.*?)^---[ \t]*(?:\r?\n|\Z)(?P<body>.*)\Z",
@@ -64,16 +77,35 @@ def split_front_matter(text: str) -> tuple[Mapping[str, JsonValue], str]:
 
 
 def parse_front_matter(front: str) -> dict[str, JsonValue]:
-    """The metadata of a front-matter block: safe YAML, else the line-by-line reading."""
-    if HAVE_YAML:
-        try:
-            loaded = yaml.load(front, Loader=_BoundedLoader)
-        except (yaml.YAMLError, _LimitError, RecursionError):
-            return parse_lines(front)
+    """The metadata of a front-matter block: safe YAML, else the line-by-line reading.
+
+    Raises:
+        SkillError: The block is YAML past one of the bounds (see the module), or holds a
+            value YAML itself cannot build (a date that does not exist).
+    """
+    if not HAVE_YAML:
+        return parse_lines(front)
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(front):
+        depth = depth + 1 if bracket in "[{" else max(0, depth - 1)
+        deepest = max(deepest, depth)
+    if deepest > MAX_BRACKETS:
+        raise SkillError(
+            f"the front matter is past a bound: {deepest} brackets open at once "
+            f"(at most {MAX_BRACKETS})"
+        )
+    try:
+        loaded = yaml.load(front, Loader=_BoundedLoader)
         if not isinstance(loaded, dict):
             return {}
         return {key: _plain(value, 0) for key, value in loaded.items() if isinstance(key, str)}
-    return parse_lines(front)
+    except _LimitError as error:
+        raise SkillError(f"the front matter is past a bound: {error}") from None
+    except yaml.YAMLError:
+        return parse_lines(front)
+    except (ValueError, OverflowError, TypeError, RecursionError) as error:
+        # A constructor's own failure: a date that does not exist, a number it cannot build.
+        raise SkillError(f"the front matter cannot be read: {error}") from None
 
 
 def parse_lines(front: str) -> dict[str, JsonValue]:
@@ -102,7 +134,11 @@ def _plain(value: object, depth: int) -> JsonValue:
     """A YAML value as JSON: scalars, string-keyed maps (in order) and lists."""
     if depth > MAX_DEPTH:
         raise _LimitError("front matter nested too deeply")
-    if value is None or isinstance(value, (str, bool, int)):
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, int):
+        if value not in _INT_RANGE:
+            raise _LimitError(f"an integer of {value.bit_length()} bits does not fit in 64 bits")
         return value
     if isinstance(value, float):
         return value if value == value and value not in (float("inf"), float("-inf")) else None
@@ -116,7 +152,7 @@ def _plain(value: object, depth: int) -> JsonValue:
 
 
 class _LimitError(ValueError):
-    """Front matter past one of the bounds: read line by line instead."""
+    """Front matter past one of the bounds: the skill is refused."""
 
 
 if HAVE_YAML:
@@ -142,6 +178,15 @@ if HAVE_YAML:
             finally:
                 self._depth -= 1
 
+        def construct_yaml_int(self, node: Any) -> Any:
+            text = str(node.value)
+            if len(text) > MAX_NUMBER_TEXT:
+                raise _LimitError(
+                    f"an integer of {len(text)} digits (at most {MAX_NUMBER_TEXT} characters; "
+                    "integers must fit in 64 bits)"
+                )
+            return super().construct_yaml_int(node)
+
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: set[object] = set()
             for key_node, _ in node.value:
@@ -157,11 +202,15 @@ if HAVE_YAML:
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
+    _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
+
 
 __all__ = [
     "MAX_ALIASES",
+    "MAX_BRACKETS",
     "MAX_DEPTH",
     "MAX_FRONT_MATTER",
+    "MAX_NUMBER_TEXT",
     "parse_front_matter",
     "parse_lines",
     "split_front_matter",

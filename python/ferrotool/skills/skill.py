@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,13 +31,24 @@ _NO_RESOURCES: Final[Mapping[str, str]] = MappingProxyType({})
 _NO_METADATA: Final[Mapping[str, JsonValue]] = MappingProxyType({})
 
 
+def _bad_name(name: str) -> str | None:
+    """What makes ``name`` unfit to name a skill (its id names folders and groups), if any."""
+    for char in name:
+        if char in "/\\":
+            return "a path separator"
+        if unicodedata.category(char) in ("Cc", "Cs"):
+            return f"a control character ({char!r})"
+    return None
+
+
 @final
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class AgentSkill:
     """A skill: instructions a model loads on demand, and the files they refer to.
 
     Attributes:
-        name: The skill's name (tool groups bind to it: `Toolkit.create_skill_tool_group`).
+        name: The skill's name (tool groups bind to it: `Toolkit.create_skill_tool_group`);
+            no slash, backslash or control character.
         description: When to use it; the skills prompt lists it.
         content: The instructions (``SKILL.md`` without its front matter).
         resources: Files held in memory, by their path relative to the skill folder (binary
@@ -59,6 +71,9 @@ class AgentSkill:
     def __post_init__(self) -> None:
         if not self.name.strip() or not self.description.strip():
             raise SkillError("The skill must have 'name' and 'description' fields.")
+        bad = _bad_name(self.name)
+        if bad is not None:
+            raise SkillError(f"The skill's name {self.name!r} holds {bad}")
         if not self.content.strip():
             raise SkillError("The skill must have content")
         if not self.source.strip():
@@ -86,7 +101,8 @@ class AgentSkill:
 
         Raises:
             SkillError: The front matter has no non-blank ``name`` or ``description`` string,
-                or nothing follows it.
+                the name holds a path separator or a control character, the front matter is
+                past a bound of `ferrotool.skills.markdown`, or nothing follows it.
         """
         metadata, body = split_front_matter(text)
         name, description = metadata.get("name"), metadata.get("description")

@@ -22,6 +22,7 @@ skills' own folders are left alone.
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import tempfile
 import threading
@@ -274,14 +275,33 @@ class _BuildJob:
         return box
 
 
+def folder_name(skill_id: str) -> str:
+    """The name of a skill's folder in a box: distinct for distinct ids, on any file system.
+
+    The id's ASCII letters, digits, ``-`` and ``_`` (anything else becomes ``_``, at most 40
+    of them), then ``-`` and 16 hex digits of the id's SHA-256: two ids that read alike once
+    cleaned (``a b`` and ``a_b``), that differ only in case (``Skill``, ``skill``: one
+    folder on a case-insensitive file system) or in their Unicode normalisation (one folder
+    on a normalising one) still get folders of their own. Never hidden, never ``.`` or
+    ``..``.
+    """
+    cleaned = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in skill_id)
+    digest = hashlib.sha256(skill_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{cleaned[:_NAME_CHARS] or 'skill'}-{digest}"
+
+
+_NAME_CHARS: Final = 40
+
+
 def _write_skill(root: Path, skill: AgentSkill) -> Path:
     """Write a skill's ``SKILL.md`` and resources under ``root``; return its folder.
 
-    A resource whose path is not a plain relative one is skipped (never written outside).
+    The folder is new (`folder_name`): a skill never writes into another's. A resource whose
+    path is not a plain relative one is skipped (never written outside).
     """
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in skill.skill_id)
-    folder = root / (name.lstrip(".") or "skill")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = root / folder_name(skill.skill_id)
+    root.mkdir(parents=True, exist_ok=True)
+    folder.mkdir()
     front = f"---\nname: {_quoted(skill.name)}\ndescription: {_quoted(skill.description)}\n---\n\n"
     (folder / SKILL_FILE).write_text(front + skill.content + "\n", encoding="utf-8")
     real_root = real(folder)
@@ -323,4 +343,4 @@ def _close(boxes: OrderedDict[str, SkillBox], made: list[Path]) -> None:
             delete(folder, rename=False)
 
 
-__all__ = ["DEFAULT_MAX_BOXES", "SkillBox", "SkillViews"]
+__all__ = ["DEFAULT_MAX_BOXES", "SkillBox", "SkillViews", "folder_name"]

@@ -8,7 +8,11 @@ Tools: ``echo``, ``add`` (structured output), ``media`` (every content kind), ``
 line that is not JSON-RPC and never answers), ``progress`` (progress notifications), ``grow``
 (adds a tool and says the list changed), ``meta`` (echoes the request's ``_meta``) and
 ``wrong_output`` (structured content against its output schema). ``tools/list`` comes in pages
-of three. With ``FAULTS_LOG`` set, every message received is appended to that file.
+of three. With ``FAULTS_LOG`` set, every message received is appended to that file. With
+``RAW_TOOLS`` set to a JSON file holding a list of tool definitions, the server lists exactly
+those (hand-made, bad ones among them), and answers a call of any of them with a text holding
+the tool's name and its arguments; a call of the one named ``relist`` adds the definitions of
+the file ``RAW_MORE_TOOLS`` to the listing and says the list changed.
 """
 
 from __future__ import annotations
@@ -88,6 +92,10 @@ TOOLS: list[dict[str, object]] = [
     {"name": "odd.name/with spaces", "description": "A name to clean.", "inputSchema": OBJECT},
 ]
 PAGE = 3
+HAND_MADE = os.environ.get("RAW_TOOLS")
+if HAND_MADE:
+    with open(HAND_MADE, encoding="utf-8") as listed:
+        TOOLS = json.load(listed)
 
 
 def send(message: dict[str, object]) -> None:
@@ -110,7 +118,14 @@ def call(request_id: object, params: dict[str, object]) -> None:
     assert isinstance(arguments, dict)
     meta = params.get("_meta") or {}
     assert isinstance(meta, dict)
-    if name == "echo":
+    if HAND_MADE and name == "relist":
+        with open(os.environ["RAW_MORE_TOOLS"], encoding="utf-8") as more:
+            EXTRA.extend(json.load(more))
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        reply(request_id, text("relisted"))
+    elif HAND_MADE:
+        reply(request_id, text(json.dumps({"tool": name, "arguments": arguments})))
+    elif name == "echo":
         reply(request_id, text(str(arguments["text"])))
     elif name == "add":
         total = int(arguments["a"]) + int(arguments["b"])
