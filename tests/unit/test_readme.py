@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from ferrotool.builtins import Sandbox
+from ferrotool.builtins._sandbox import sandbox_problem
 from providers.payloads import completion  # tests/ is on the path (its conftest.py)
 from providers.wire import ModelServer, Reply
 
@@ -89,6 +91,18 @@ def test_the_model_turn_example_suspends_and_resumes(capsys: pytest.CaptureFixtu
     ]
 
 
+@pytest.mark.skipif(
+    sandbox_problem(Sandbox()) is not None, reason="bubblewrap cannot start a sandbox here"
+)
+def test_the_security_example_hides_refuses_and_asks(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(block_with("Sandbox(hidden="), capsys) == [
+        "cat .env: error",
+        "touch notes.txt: success",
+        "touch /etc/motd: error",
+        "env rm -rf /: running",
+    ]
+
+
 # The examples above (and the skills example of tests/skills/test_readme_skills.py) are complete
 # programs: each is also type-checked as a user's editor would check it.
 PROGRAMS = (
@@ -96,6 +110,7 @@ PROGRAMS = (
     "run_agent(",
     "view.call_tools(calls, context)",
     "from ferrotool.skills import",
+    "Sandbox(hidden=",
 )
 # One error on purpose, so that a checker that reads no file (or reports nothing) fails the test.
 DELIBERATE = 'count: int = "three"\n'
