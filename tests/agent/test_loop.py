@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 from typing import Any
 
@@ -302,3 +303,33 @@ async def test_reload_reads_the_session_again_and_a_view_without_one_stays() -> 
     again = await view.reload()
     assert "db_query" in again
     assert again.config is view.config
+
+
+async def test_a_run_dropped_unclosed_never_cancels_its_consumer() -> None:
+    started = anyio.Event()
+    cancelled: list[bool] = []
+
+    @tool
+    async def wait_forever() -> str:
+        """Never ends by itself."""
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.append(True)
+        return "never"
+
+    kit = Toolkit()
+    kit.register(wait_forever)
+    model = ScriptedModel([calls(("c1", "wait_forever", "{}"))])
+    with anyio.fail_after(10):
+        run = run_agent(model, kit.snapshot().view(), [UserMessage("go")])
+        assert isinstance(await run.__anext__(), ModelResponded)
+        await started.wait()
+        del run
+        gc.collect()
+        for _ in range(20):  # a stray cancellation of this task would arrive here
+            await anyio.sleep(0.01)
+        while not cancelled:  # the dropped run's call is stopped
+            await anyio.sleep(0.01)
+    assert cancelled == [True]

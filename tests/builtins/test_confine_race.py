@@ -8,11 +8,8 @@ None may read, list or change the outside folder, and every call returns a resul
 
 from __future__ import annotations
 
-import ctypes
 import os
-import platform
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -22,6 +19,7 @@ import pytest
 from ferrotool import Toolkit, ToolResultBlock, ToolResultState, ToolUseBlock
 from ferrotool.builtins import _confine
 from ferrotool.builtins.files import file_tools
+from symlink_race import Swapper  # tests/ is on the path (its conftest.py)
 
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux", reason="renameat2(RENAME_EXCHANGE) is Linux's"
@@ -34,29 +32,6 @@ BATCH = 50
 SECRET = "OUTSIDE-SECRET"
 MARKER = "outside-marker.txt"
 
-_AT_FDCWD = -100
-_RENAME_EXCHANGE = 2
-_RENAMEAT2 = {"x86_64": 316, "aarch64": 276}
-
-
-def exchange(first: Path, second: Path) -> None:
-    """Swap two names in one step (``renameat2(RENAME_EXCHANGE)``)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    number = _RENAMEAT2.get(platform.machine())
-    if number is None:
-        pytest.skip(f"renameat2's number on {platform.machine()} is not known here")
-    result = libc.syscall(
-        ctypes.c_long(number),
-        ctypes.c_int(_AT_FDCWD),
-        ctypes.c_char_p(os.fsencode(first)),
-        ctypes.c_int(_AT_FDCWD),
-        ctypes.c_char_p(os.fsencode(second)),
-        ctypes.c_uint(_RENAME_EXCHANGE),
-    )
-    if result != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, os.strerror(error))
-
 
 def snapshot(folder: Path) -> dict[str, bytes]:
     """Every file under ``folder`` and its bytes (symlinks not followed)."""
@@ -65,31 +40,6 @@ def snapshot(folder: Path) -> dict[str, bytes]:
         if path.is_file() and not path.is_symlink():
             out[str(path.relative_to(folder))] = path.read_bytes()
     return out
-
-
-class Swapper:
-    """A thread exchanging two names in a tight loop until stopped."""
-
-    def __init__(self, first: Path, second: Path) -> None:
-        self.first, self.second = first, second
-        self.swaps = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            exchange(self.first, self.second)
-            self.swaps += 1
-
-    def __enter__(self) -> Swapper:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        if self.swaps % 2:  # the real folder back in its place
-            exchange(self.first, self.second)
 
 
 @pytest.fixture(params=["outside", "dangerous"])

@@ -1,4 +1,4 @@
-"""A batch's events as an async iterator: `EventStream`.
+"""A batch's events as an async iterator: `EventStream`, on the generic `Stream`.
 
 The batch runs in a task of the stream's own, started by the first ``__anext__``: never in its
 consumer's task, so nothing the batch does (a cancellation, a failure) can reach the consumer
@@ -11,6 +11,9 @@ The events go through an anyio memory object stream, which belongs to the event 
 sent from a worker thread (a sync tool's progress) is handed back to the loop first
 (`ferrotool._execution.loopback`), so the consumer and ``on_event`` see every event on the loop's
 thread, in order.
+
+`Stream` is the same machinery for any kind of event: the agent loop's run streams its turns
+through it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import logging
 import math
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Final, Self, final
+from typing import Final, Generic, Self, TypeVar, final
 
 import anyio
 
@@ -29,10 +32,12 @@ from ferrotool._execution.loopback import on_loop, poster, spawn
 
 _log: Final = logging.getLogger("ferrotool")
 
+E = TypeVar("E")
+
 
 @final
-class _Producer:
-    """The batch of one stream, running in its own task.
+class _Producer(Generic[E]):
+    """The work of one stream, running in its own task.
 
     Attributes:
         receive: Where the consumer reads the events.
@@ -45,15 +50,17 @@ class _Producer:
     __slots__ = ("failure", "finished", "post", "receive", "scope")
 
     def __init__(
-        self, start: Callable[[EventSink], Awaitable[object]], on_event: EventSink | None
+        self,
+        start: Callable[[Callable[[E], None]], Awaitable[object]],
+        on_event: Callable[[E], object] | None,
     ) -> None:
-        send, self.receive = anyio.create_memory_object_stream[ToolEvent](math.inf)
+        send, self.receive = anyio.create_memory_object_stream[E](math.inf)
         self.scope = anyio.CancelScope()
         self.finished = anyio.Event()
         self.failure: BaseException | None = None
         self.post = poster()
 
-        def both(event: ToolEvent) -> None:
+        def both(event: E) -> None:
             if on_event is not None:
                 on_event(event)
             # A consumer that left gets nothing more; the sink (if any) still gets every event.
@@ -95,36 +102,34 @@ class _Producer:
             _log.warning("a stream dropped unread had failed", exc_info=failure)
 
 
-@final
-class EventStream:
-    """A batch's events, as they happen.
+class Stream(Generic[E]):
+    """Events of work that runs in a task of the stream's own, as they happen.
 
     An async iterator, and an async context manager that closes it (cancelling what still
-    runs) on leaving. The batch starts with the first ``__anext__`` and runs in a task of the
-    stream's own: a consumer cancelled while it waits for an event stops the batch (the
-    running calls' ``INTERRUPTED`` results go to ``on_event``) before its cancellation goes on;
-    a stream dropped without being closed stops its batch once it is collected, and never
-    touches its consumer's task.
-
-    Prefer ``async with view.stream_tools(calls) as events: async for event in events: ...``.
+    runs) on leaving. ``start(sink)`` begins with the first ``__anext__`` and runs in a task of
+    the stream's own; every event it hands ``sink`` (from any thread) reaches ``on_event`` and
+    the consumer, in order, on the loop's thread. A consumer cancelled while it waits for an
+    event stops the work before its cancellation goes on; a stream dropped without being
+    closed stops its work once it is collected, and never touches its consumer's task. What
+    ``start`` raises reaches the consumer from ``__anext__`` (or ``aclose``) as it was raised.
     """
 
     __slots__ = ("_closed", "_on_event", "_producer", "_start")
 
     def __init__(
         self,
-        start: Callable[[EventSink], Awaitable[object]],
-        on_event: EventSink | None = None,
+        start: Callable[[Callable[[E], None]], Awaitable[object]],
+        on_event: Callable[[E], object] | None = None,
     ) -> None:
         self._start = start
         self._on_event = on_event
-        self._producer: _Producer | None = None
+        self._producer: _Producer[E] | None = None
         self._closed = False
 
     def __aiter__(self) -> Self:
         return self
 
-    async def __anext__(self) -> ToolEvent:
+    async def __anext__(self) -> E:
         producer = self._producer
         if producer is None:
             if self._closed:
@@ -146,10 +151,10 @@ class EventStream:
         raise StopAsyncIteration
 
     async def aclose(self) -> None:
-        """Stop the batch (its running calls end ``INTERRUPTED``) and the stream.
+        """Stop the work (a batch's running calls end ``INTERRUPTED``) and the stream.
 
         Raises:
-            BaseException: What went on out of the batch and was not raised to the consumer
+            BaseException: What went on out of the work and was not raised to the consumer
                 yet (a programmer's mistake, a tool's own `BaseException`).
         """
         self._closed = True
@@ -178,4 +183,26 @@ class EventStream:
         await self.aclose()
 
 
-__all__ = ["EventStream"]
+@final
+class EventStream(Stream[ToolEvent]):
+    """A batch's events, as they happen (see `Stream`).
+
+    The batch starts with the first ``__anext__``; a consumer cancelled while it waits stops
+    the batch (the running calls' ``INTERRUPTED`` results go to ``on_event``) before its
+    cancellation goes on; a stream dropped without being closed stops its batch once it is
+    collected, and never touches its consumer's task.
+
+    Prefer ``async with view.stream_tools(calls) as events: async for event in events: ...``.
+    """
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        start: Callable[[EventSink], Awaitable[object]],
+        on_event: EventSink | None = None,
+    ) -> None:
+        super().__init__(start, on_event)
+
+
+__all__ = ["EventStream", "Stream"]

@@ -23,20 +23,15 @@ is the run's own followed by each ``instructions`` fragment, computed from the v
 
 from __future__ import annotations
 
-import contextlib
-import math
-import threading
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Self, TypeAlias, final
 
-import anyio
-import anyio.from_thread
-
 from ferrotool._execution.batch import ToolBatch
 from ferrotool._execution.events import ToolEvent
 from ferrotool._execution.resume import Reply
+from ferrotool._execution.stream import Stream
 from ferrotool._registry.view import ToolView
 from ferrotool._values.calls import REPLACES_KEY, ToolResultBlock
 from ferrotool._values.context import RuntimeContext
@@ -287,56 +282,30 @@ class AgentRun:
     """A run's events, as they happen: an async iterator and an async context manager.
 
     The run starts when iteration does. Leaving the ``async with`` (or `aclose`) stops it: the
-    tool calls still running end ``INTERRUPTED``. An exception of the model (or a refused
-    resume) reaches the consumer as it was raised.
-
-    Attributes:
-        outcome: How the run ended (its last event), once it has.
+    tool calls still running end ``INTERRUPTED``. A run dropped without being closed is
+    stopped once it is collected, and never touches its consumer's task. An exception of the
+    model (or a refused resume) reaches the consumer as it was raised.
     """
 
-    __slots__ = ("_events", "outcome")
+    __slots__ = ("_ended", "_events")
 
     def __init__(self, start: Callable[[Emit], Awaitable[RunOutcome]]) -> None:
-        self.outcome: RunOutcome | None = None
-        self._events = self._produce(start)
+        ended: list[RunOutcome] = []
 
-    async def _produce(
-        self, start: Callable[[Emit], Awaitable[RunOutcome]]
-    ) -> AsyncGenerator[AgentEvent, None]:
-        send, receive = anyio.create_memory_object_stream[AgentEvent](math.inf)
-        failure: list[Exception] = []
-        home = threading.get_ident()
+        async def run(emit: Emit) -> None:
+            ended.append(await start(emit))
+            emit(ended[0])
 
-        def deliver(event: AgentEvent) -> None:
-            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                send.send_nowait(event)  # a consumer that left gets nothing more
+        # The run goes on in a task of the stream's own: a run dropped unclosed is stopped
+        # once collected and never touches its consumer's task. (The task holds ``ended``,
+        # never this object, so that dropping this object is what stops the run.)
+        self._ended = ended
+        self._events = Stream[AgentEvent](run)
 
-        def emit(event: AgentEvent) -> None:
-            if threading.get_ident() == home:
-                deliver(event)
-            else:  # a sync tool's progress, from its worker thread: the stream is the loop's
-                anyio.from_thread.run_sync(deliver, event)
-
-        async def produce() -> None:
-            with send:
-                try:
-                    self.outcome = await start(emit)
-                except Exception as error:  # handed to the consumer, not to the task group
-                    failure.append(error)
-                    return
-                emit(self.outcome)
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(produce)
-            try:
-                with receive:
-                    async for event in receive:
-                        yield event
-            except GeneratorExit:  # closed by its consumer: stop the run, then end
-                group.cancel_scope.cancel()
-                return
-        if failure:
-            raise failure[0]
+    @property
+    def outcome(self) -> RunOutcome | None:
+        """How the run ended (its last event), once it has."""
+        return self._ended[0] if self._ended else None
 
     def __aiter__(self) -> Self:
         return self
