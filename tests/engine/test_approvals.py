@@ -41,6 +41,7 @@ from ferrotool import (
 )
 from ferrotool._session.pending import ID_MARK
 from ferrotool.builtins.files import WriteTextFile
+from ferrotool.builtins.shell import ShellCommandTool
 from ferrotool.providers import anthropic, gemini, openai_chat, openai_responses
 
 CONTEXT = RuntimeContext(user_id="ann", session_id="s1")
@@ -212,6 +213,30 @@ async def test_an_edit_that_asks_another_question_asks_again() -> None:
     done = await kit.snapshot().resume(CONTEXT, store, [Confirmation(pending.id, True)])
     assert [r.content for r in done.results] == ["deployed to prod"]
     assert deploy.runs == ["prod"]
+
+
+async def test_an_edit_hidden_past_the_shown_length_of_a_long_command_asks_again(
+    tmp_path: Path,
+) -> None:
+    shell = ShellCommandTool(cwd=tmp_path, sandbox=False)
+    kit = Toolkit()
+    kit.register(shell)
+    store = InMemorySessionStore()
+    view = await kit.snapshot().open_view(CONTEXT, store)
+    padding = "X=" + "a" * 250
+    asked = await view.call_tools(
+        [ToolUseBlock.of("c1", "execute_shell_command", {"command": f"env {padding} date"})],
+        CONTEXT,
+    )
+    assert asked.suspension is not None
+    edited: dict[str, object] = {"command": f"env {padding} touch edited"}
+    resumed = await kit.snapshot().resume(
+        CONTEXT, store, [Confirmation("c1", True, arguments=edited)]
+    )
+    assert not (tmp_path / "edited").exists()
+    assert resumed.suspension is not None
+    (pending,) = resumed.suspension.pending
+    assert "touch edited" in pending.message
 
 
 async def test_an_edit_that_a_rule_allows_runs() -> None:

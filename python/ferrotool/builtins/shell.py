@@ -37,6 +37,7 @@ read before its sub-command, so ``deny=["git push"]`` stops ``git -C . push``.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 import posixpath
 import re
@@ -590,7 +591,16 @@ def _inline_allowed(patterns: Iterable[str], reading: Reading) -> str | None:
 
 
 def _short(command: str) -> str:
-    return command if len(command) <= _MESSAGE_LENGTH else f"{command[:_MESSAGE_LENGTH]}..."
+    """``command`` as a question shows it: whole, or its two ends and a digest of the whole.
+
+    Two commands never show the same: an approval answers the question it was shown, so a
+    long command edited in its middle must not ask the question of the one approved.
+    """
+    if len(command) <= _MESSAGE_LENGTH:
+        return command
+    half = _MESSAGE_LENGTH // 2
+    digest = hashlib.sha256(command.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{command[:half]} ... {command[-half:]} (sha256 {digest}, {len(command)} characters)"
 
 
 @final
