@@ -463,6 +463,26 @@ async def test_repeated_ids_in_one_batch_wait_apart(store: SessionStore) -> None
     assert [p.id for p in (await store.load(KEY)).pending_calls] == [ids[1]]
 
 
+@pytest.mark.parametrize("bad_id", [1, None, 1.5, b"c1", ("c1",)])
+async def test_a_call_whose_id_no_reply_can_name_is_refused_before_anything_runs(
+    bad_id: object,
+) -> None:
+    deploy = Deploy()
+    kit = Toolkit()
+    kit.register(deploy)
+    store = InMemorySessionStore()
+    view = await kit.snapshot().open_view(CONTEXT, store)
+    bad = ToolUseBlock.of("c1", "deploy", {"env": "prod"})._replace(id=bad_id)
+    calls = [ToolUseBlock.of("c0", "deploy", {"env": "dev"}), bad]
+    with pytest.raises(TypeError, match=r"the call to 'deploy' has an id of type \w+"):
+        await view.call_tools(calls, CONTEXT)
+    with pytest.raises(TypeError, match="has an id of type"):
+        async for _ in view.stream_tools(calls, CONTEXT):
+            pass
+    assert deploy.runs == []
+    assert (await store.load(KEY)).pending_calls == ()
+
+
 async def test_a_renamed_call_survives_the_stored_form(store: SessionStore) -> None:
     deploy = Deploy()
     kit = Toolkit()

@@ -268,12 +268,22 @@ async def run_batch(
 def check_calls(calls: Sequence[ToolUseBlock]) -> None:
     """Refuse a batch holding a programmer's mistake before any of its calls runs.
 
+    A call's id must be a string: a call of a batch may wait for a reply, and a reply names
+    its call by a string id (the provider adapters refuse a model's call without one).
+
     Raises:
-        TypeError: A call is no `ToolUseBlock`, or its arguments are not JSON text.
+        TypeError: A call is no `ToolUseBlock`, its id is no string, or its arguments are not
+            JSON text.
     """
     for call in calls:
         if not isinstance(call, ToolUseBlock):
             raise TypeError(f"a batch takes ToolUseBlock calls, not {type(call).__name__}")
+        if not isinstance(call.id, str):
+            raise TypeError(
+                f"the call to {call.name!r} has an id of type {type(call.id).__name__} "
+                f"({call.id!r:.40}): "
+                "a call's id is a string, the one its replies and results name"
+            )
         if not isinstance(call.arguments, (str, bytes)):
             raise not_text(call)
 

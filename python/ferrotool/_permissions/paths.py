@@ -47,10 +47,26 @@ DEFAULT_DANGEROUS_FILES: Final[tuple[str, ...]] = (
     ".inputrc",
     ".envrc",
     ".config/fish/config.fish",
-    # hooks run by tools on their own
+    # hooks and pipelines run by tools on their own: pre-commit, CI services, ripgrep's
+    # `--pre` preprocessor, cargo's runners and wrappers, pip's index (what installs next)
     ".pre-commit-config.yaml",
     ".gitlab-ci.yml",
+    ".travis.yml",
+    "Jenkinsfile",
+    "azure-pipelines.yml",
+    "bitbucket-pipelines.yml",
+    ".drone.yml",
+    ".woodpecker.yml",
+    ".ripgreprc",
+    ".cargo/config",
+    ".cargo/config.toml",
+    ".config/pip/pip.conf",
+    ".pip/pip.conf",
+    # coding agents' own configuration and standing instructions
     ".mcp.json",
+    ".claude.json",
+    ".cursorrules",
+    ".windsurfrules",
     # credentials
     ".netrc",
     ".npmrc",
@@ -89,9 +105,19 @@ DEFAULT_DANGEROUS_DIRECTORIES: Final[tuple[str, ...]] = (
     ".config/gh",
     ".husky",
     ".github/workflows",
+    ".github/actions",
+    ".circleci",
+    ".gitlab",
+    ".buildkite",
+    ".woodpecker",
+    ".devcontainer",
     ".vscode",
     ".idea",
     ".claude",
+    ".cursor",
+    ".gemini",
+    ".codex",
+    ".windsurf",
 )
 """Directories whose contents a tool should not change unasked (or read: keys, tokens)."""
 

@@ -90,7 +90,7 @@ class _Bus:
                     self._deliver(orjson.loads(message["data"]))
         finally:
             with anyio.CancelScope(shield=True):
-                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py lacks the annotation
+                await pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]  # older redis-py lacks it
 
     def _deliver(self, item: dict[str, Any]) -> bool:
         key = str(item.get("key"))

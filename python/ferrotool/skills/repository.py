@@ -75,6 +75,35 @@ class _Cached:
         return self.held <= remaining and (not self.cut or self.offered == remaining)
 
 
+def _named_once(
+    found: Sequence[tuple[str, AgentSkill]], errors: dict[str, SkillError], where: object
+) -> list[AgentSkill]:
+    """The skills whose name no other folder of the repository declares.
+
+    Two folders that declare one name load neither: which one a model gets must not depend on
+    how folders sort (a folder added later could otherwise shadow a trusted skill). Each is
+    named in ``errors``, with the other folders.
+    """
+    folders: dict[str, list[str]] = {}
+    for folder, skill in found:
+        folders.setdefault(skill.name, []).append(folder)
+    kept: list[AgentSkill] = []
+    for folder, skill in found:
+        sharing = folders[skill.name]
+        if len(sharing) == 1:
+            kept.append(skill)
+            continue
+        others = ", ".join(repr(other) for other in sharing if other != folder)
+        place = _where(folder, os.path.join(str(where), folder))
+        error = SkillError(
+            f"{place}: the skill name {skill.name!r} is declared by the folders {others} too: "
+            "none of them is loaded"
+        )
+        _log.warning("%s", error)
+        errors[folder] = error
+    return kept
+
+
 def _where(name: str, folder: object) -> str:
     return f"skill folder {name!r} ({folder})"
 
@@ -165,7 +194,7 @@ class FileSystemSkillRepository:
         A folder whose skill fails to load is left out (see `errors`); it never hides the
         others.
         """
-        found: list[AgentSkill] = []
+        found: list[tuple[str, AgentSkill]] = []
         errors: dict[str, SkillError] = {}
         seen: set[str] = set()
         changed = False
@@ -195,13 +224,14 @@ class FileSystemSkillRepository:
                     errors[entry.name] = cached.error
                 continue
             remaining -= cached.held
-            found.append(cached.skill)
+            found.append((entry.name, cached.skill))
+        skills = _named_once(found, errors, self.base_dir)
         with self._lock:
             for gone in set(self._cache) - seen:
                 del self._cache[gone]
                 changed = True
-            if changed or len(found) != len(self._last):
-                self._last = SkillSet(found)
+            if changed or len(skills) != len(self._last):
+                self._last = SkillSet(skills)
             if changed or len(errors) != len(self._errors):
                 self._errors = MappingProxyType(errors) if errors else _NO_ERRORS
             return self._last
@@ -315,7 +345,7 @@ class PackageSkillRepository:
             root = importlib.resources.files(self.package)
             for part in self.folder.split("/"):
                 root = root.joinpath(part)
-            found = []
+            found: list[tuple[str, AgentSkill]] = []
             errors: dict[str, SkillError] = {}
             remaining = self.budget
             if root.is_dir():
@@ -329,10 +359,11 @@ class PackageSkillRepository:
                         errors[entry.name] = error
                         continue
                     if loaded is not None:
-                        found.append(loaded[0])
+                        found.append((entry.name, loaded[0]))
                         remaining -= loaded[1]
+            skills = _named_once(found, errors, f"{self.package}/{self.folder}")
             self._errors = MappingProxyType(errors) if errors else _NO_ERRORS
-            self._skills = SkillSet(found)
+            self._skills = SkillSet(skills)
         return self._skills
 
     def _load(self, folder: Traversable, remaining: int) -> tuple[AgentSkill, int] | None:
