@@ -8,6 +8,14 @@ can make comes back as a `ToolResultBlock` it can act on.
 
 from ferrotool import _core
 from ferrotool._core import ErrorDetail, JsonSchemaValidator
+from ferrotool._definitions.formats import (
+    PROVIDER_FORMATS,
+    ProviderFormat,
+    SchemaChange,
+    StrictSchemaWarning,
+    ToolDefinition,
+    tool_definition,
+)
 from ferrotool._execution.batch import Confirmation, Suspension, ToolBatch
 from ferrotool._execution.events import (
     AllToolsDenied,
@@ -36,6 +44,7 @@ from ferrotool._permissions.state import (
     PermissionContextState,
     WorkingDirectory,
 )
+from ferrotool._registry.derived import RESET_TOOLS
 from ferrotool._registry.registry import Registry
 from ferrotool._registry.toolkit import Toolkit
 from ferrotool._registry.view import ToolView
@@ -78,7 +87,6 @@ from ferrotool._values.execution import ExecutionConfig
 from ferrotool._values.groups import BASIC, ToolGroup, ToolGroupScope
 from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec
-from ferrotool.builtins.reset_tools import RESET_TOOLS
 from ferrotool.errors import (
     AgentError,
     FerrotoolError,
@@ -93,16 +101,7 @@ from ferrotool.errors import (
     SuspendTool,
     ValidationError,
 )
-from ferrotool.providers import (
-    PROVIDER_FORMATS,
-    ArgumentsAccumulator,
-    ProviderFormat,
-    SchemaChange,
-    StrictSchemaWarning,
-    ToolCallStream,
-    ToolDefinition,
-    tool_definition,
-)
+from ferrotool.providers.streaming import ArgumentsAccumulator, ToolCallStream
 
 # Written in one place, Cargo.toml's `[workspace.package] version`, and compiled into the
 # extension. The wheel's metadata holds the same version spelled the PEP 440 way (a pre-release

@@ -5,8 +5,7 @@ from typing import Any, Literal, Self, final
 
 from typing_extensions import disjoint_base
 
-from ferrotool._execution.pipeline import ResultSink
-from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
+from ferrotool._values.calls import ResultSink, ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.json import JsonValue
 from ferrotool.errors import ValidationError

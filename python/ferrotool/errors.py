@@ -11,10 +11,46 @@ keeps working. `ValidationError` is defined here and raised by the Rust core.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from ferrotool._core import ErrorDetail
+
+class ErrorDetailFields(Protocol):
+    """What `ValidationError.errors` holds: the fields of `ferrotool.ErrorDetail`.
+
+    The errors are `ferrotool.ErrorDetail` values, built by the Rust core; this module sits
+    below the extension (which imports it to raise `ValidationError`), so it names their fields
+    rather than their class.
+    """
+
+    @property
+    def code(self) -> str:
+        """The stable snake_case code, e.g. ``"wrong_type"`` or ``"missing_property"``."""
+        ...
+
+    @property
+    def path(self) -> tuple[str | int, ...]:
+        """Where the value is: object keys and array indices, outermost first."""
+        ...
+
+    @property
+    def pointer(self) -> str:
+        """The same location as a JSON Pointer (``""`` for the whole input)."""
+        ...
+
+    @property
+    def expected(self) -> str:
+        """What the schema expected, e.g. ``"integer"`` or ``"at least 1"``."""
+        ...
+
+    @property
+    def found(self) -> str:
+        """A short rendering of what was found, e.g. ``'string "three"'``."""
+        ...
+
+    @property
+    def message(self) -> str:
+        """A one-line message for a model."""
+        ...
 
 
 class FerrotoolError(Exception):
@@ -40,9 +76,9 @@ class ValidationError(FerrotoolError, ValueError):
             ``max_errors``).
     """
 
-    errors: tuple[ErrorDetail, ...]
+    errors: tuple[ErrorDetailFields, ...]
 
-    def __init__(self, message: str, errors: tuple[ErrorDetail, ...] = ()) -> None:
+    def __init__(self, message: str, errors: tuple[ErrorDetailFields, ...] = ()) -> None:
         super().__init__(message)
         self.errors = errors
 
@@ -146,6 +182,7 @@ class StuckToolWarning(UserWarning):
 __all__ = [
     "AgentError",
     "CliError",
+    "ErrorDetailFields",
     "FerrotoolError",
     "InjectionError",
     "InteropError",

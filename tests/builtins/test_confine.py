@@ -21,7 +21,7 @@ from ferrotool import (
     ToolResultState,
     ToolUseBlock,
 )
-from ferrotool.builtins import _confine
+from ferrotool._permissions import confine as _confine
 from ferrotool.builtins.files import WriteTextFile, file_tools
 
 

@@ -17,7 +17,7 @@ import anyio
 import pytest
 
 from ferrotool import Toolkit, ToolResultBlock, ToolResultState, ToolUseBlock
-from ferrotool.builtins import _confine
+from ferrotool._permissions import confine as _confine
 from ferrotool.builtins.files import file_tools
 from symlink_race import Swapper  # tests/ is on the path (its conftest.py)
 

@@ -29,7 +29,7 @@ import pytest
 import ferrotool
 from ferrotool import ToolSpec
 from ferrotool._core import provider_schema
-from ferrotool.providers._definitions import StrictSchemaWarning, tool_definition
+from ferrotool._definitions.formats import StrictSchemaWarning, tool_definition
 
 CASES_FILE = Path(__file__).resolve().parents[2].parent / "shared/corpora/bfcl/cases.jsonl"
 CASES = 8888

@@ -10,6 +10,7 @@ import anyio
 import ferrotool
 from ferrotool import (
     AgentTool,
+    ErrorDetail,
     FunctionTool,
     JsonValue,
     PermissionContext,
@@ -25,6 +26,7 @@ from ferrotool import (
     ToolUseBlock,
     tool,
 )
+from ferrotool.errors import ErrorDetailFields
 
 
 @tool
@@ -78,6 +80,9 @@ def test_public_types() -> None:
     result = toolkit.call_tool_sync(block)
     assert_type(result, ToolResultBlock)
     assert_type(result.state, ToolResultState)
+    detail: ErrorDetail | None = None
+    fields: ErrorDetailFields | None = detail  # the fields `ValidationError.errors` is typed with
+    assert fields is None
     assert result.content == "2"
     assert_type(Search().parse_arguments('{"query": "q"}'), Args)
     context = RuntimeContext.of(Db(), user_id="u")

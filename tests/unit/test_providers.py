@@ -16,7 +16,7 @@ from google.genai import types as genai_types
 import ferrotool
 from ferrotool import Param, ToolSpec, function_schema
 from ferrotool._core import provider_schema
-from ferrotool.providers._definitions import (
+from ferrotool._definitions.formats import (
     PROVIDER_FORMATS,
     SchemaChange,
     StrictSchemaWarning,

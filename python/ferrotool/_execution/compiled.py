@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any, final
 
 from ferrotool import _core
+from ferrotool._definitions.formats import ProviderFormat, tool_definition
 from ferrotool._permissions.engine import Checked
 from ferrotool._tools.base import AgentTool
 from ferrotool._tools.function import FunctionTool
 from ferrotool._values.execution import DEFAULTS, UNSET, ExecutionConfig
 from ferrotool._values.spec import ToolSpec
-from ferrotool.providers import ProviderFormat, tool_definition
 
 
 class Invoke(enum.Enum):

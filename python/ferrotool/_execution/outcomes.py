@@ -7,7 +7,6 @@ correct itself. A return value becomes a result through `convert`.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import types
 from collections.abc import Iterable, Mapping
@@ -63,6 +62,8 @@ def unknown(call: ToolUseBlock, names: Iterable[str]) -> ToolResultBlock:
     if len(candidates) > _SUGGESTION_SCAN:
         first = call.name[:1]
         candidates = [name for name in candidates if name[:1] == first][:_SUGGESTION_SCAN]
+    import difflib  # on first use: a cold path
+
     close = difflib.get_close_matches(call.name, candidates, n=3, cutoff=0.6)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
     _log.info("call %s asked for an unknown tool %r", call.id, call.name)
@@ -79,7 +80,9 @@ def unavailable(call: ToolUseBlock, reason: str) -> ToolResultBlock:
 
 def invalid(call: ToolUseBlock, error: ValidationError) -> ToolResultBlock:
     """The error result for invalid arguments: every error, for the model and in metadata."""
-    text, errors = _core.invalid_arguments(call.name, error.errors)
+    # Raised by the Rust core, with `ErrorDetail` values (`errors.py` names only their fields).
+    details = cast("tuple[_core.ErrorDetail, ...]", error.errors)
+    text, errors = _core.invalid_arguments(call.name, details)
     return result(call, text, ERROR, types.MappingProxyType({"errors": errors}))
 
 

@@ -39,7 +39,7 @@ import functools
 import types
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias, cast, final
+from typing import Any, Final, cast, final
 
 import anyio
 import orjson
@@ -58,14 +58,10 @@ from ferrotool._permissions.state import (
 )
 from ferrotool._tools.base import AgentTool, ToolBase, ToolCallParam
 from ferrotool._tools.function import FunctionTool
-from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
+from ferrotool._values.calls import ResultSink, ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import EMPTY_CONTEXT, Emitter, ProgressSink, RuntimeContext
 from ferrotool._values.execution import DEFAULTS, ExecutionConfig
 from ferrotool.errors import InjectionError, RegistrationError, SuspendTool, ValidationError
-
-ResultSink: TypeAlias = Callable[[ToolResultBlock], object]
-"""Receives the one result of a call, also when its caller was cancelled (then the result is
-``INTERRUPTED``, delivered before the cancellation goes on)."""
 
 _EMPTY_ARGUMENTS: Final = "{}"
 
@@ -134,7 +130,7 @@ def compile_tool(
             for a tool that cannot take them.
     """
     presets = types.MappingProxyType(dict(presets or {}))
-    origin = _origin(item)
+    origin = origin_of(item)
     function: FunctionTool[Any, Any] | None = None
     if isinstance(item, FunctionTool):
         if item.needs_binding:
@@ -211,7 +207,8 @@ def _direct(tool: CompiledTool, function: FunctionTool[Any, Any]) -> _core.Direc
     )
 
 
-def _origin(item: object) -> str:
+def origin_of(item: object) -> str:
+    """Where a tool was defined (``module.qualname``), as registration errors name it."""
     if isinstance(item, FunctionTool):
         fn = item.function
         fn = getattr(fn, "__func__", fn)
@@ -563,6 +560,7 @@ __all__ = [
     "finish",
     "gate",
     "invoke",
+    "origin_of",
     "parse",
     "prepare",
     "retry_without_nulls",

@@ -6,8 +6,8 @@ from typing import Any, Literal, overload
 
 import orjson
 
-from ferrotool.providers import ProviderFormat
-from ferrotool.providers.shapes import (
+from ferrotool._definitions.formats import ProviderFormat
+from ferrotool._definitions.shapes import (
     AnthropicTool,
     GeminiFunctionDeclaration,
     McpTool,

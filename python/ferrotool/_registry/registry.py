@@ -10,15 +10,15 @@ carries, if any). A plain tool's call goes from `call_tool` (a Rust method of th
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import (
     Coroutine,
     Iterator,
     Sequence,
 )
-from typing import Any, final
+from typing import TYPE_CHECKING, Any, final
 
 from ferrotool import _core
+from ferrotool._definitions.formats import ProviderFormat
 from ferrotool._execution.batch import ToolBatch
 from ferrotool._execution.events import EventSink
 from ferrotool._execution.middleware import Middleware
@@ -44,11 +44,9 @@ from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.execution import ExecutionConfig
 from ferrotool._values.groups import BASIC, ToolGroup
 from ferrotool._values.spec import ToolSpec
-from ferrotool.providers import ProviderFormat
-from ferrotool.skills.registration import (
-    skills_of,
-)
-from ferrotool.skills.skill import SkillSet
+
+if TYPE_CHECKING:  # `Registry.skills`'s type: read by type checkers, never imported at run time
+    from ferrotool.skills.skill import SkillSet
 
 
 class ToolSet(_core.ToolCaller, ToolLists):
@@ -321,18 +319,15 @@ class Registry(ToolSet):
         """
         table = self._table.copy()
         for item in tools:
-            entry = compile_tool(item, None, self._runner.config)
-            old = table.entries.get(entry.name)
-            seq = old.seq if old is not None else table.next_seq
-            if old is None:
-                table.next_seq += 1
-            table.place(dataclasses.replace(entry, seq=seq))
+            table.put(compile_tool(item, None, self._runner.config))
         return Registry(table, self._runner)
 
     @property
     def skills(self) -> SkillSet:
-        """The skills registered with `Toolkit.add_skills` (the loader's)."""
-        return skills_of(self._table)
+        """The skills registered with `Toolkit.add_skills` (`ferrotool.skills.skills_of`)."""
+        from ferrotool.skills.registration import skills_of
+
+        return skills_of(self)
 
     def __repr__(self) -> str:
         return f"<Registry of {len(self._table.entries)} tools>"

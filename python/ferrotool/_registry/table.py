@@ -7,14 +7,16 @@ change. What does change is its `TableCaches`: values derived from the table on 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Iterable
 from typing import Final, TypeVar, final
 
 from ferrotool import _core
+from ferrotool._definitions.formats import ProviderFormat
 from ferrotool._execution.compiled import CompiledTool
+from ferrotool._registry.derived import DerivedTool
 from ferrotool._session.state import ToolContextState
 from ferrotool._values.groups import BASIC, ToolGroup
-from ferrotool.providers import ProviderFormat
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -57,10 +59,11 @@ class Table:
         direct: The Rust direct calls of the tools `call_tool` may run without a Python frame:
             tools visible with every group at its default activation.
         next_seq: The registration number of the next tool.
+        derived: The names of the tools rebuilt from the groups (`DerivedTool`).
         caches: Values derived from the table.
     """
 
-    __slots__ = ("caches", "direct", "entries", "groups", "members", "next_seq")
+    __slots__ = ("caches", "derived", "direct", "entries", "groups", "members", "next_seq")
 
     def __init__(self) -> None:
         self.entries: dict[str, CompiledTool] = {}
@@ -68,6 +71,7 @@ class Table:
         self.members: dict[str, list[str]] = {}
         self.direct: dict[str, _core.DirectCall] = {}
         self.next_seq = 0
+        self.derived: set[str] = set()
         self.caches = TableCaches()
 
     def copy(self) -> Table:
@@ -78,12 +82,36 @@ class Table:
         table.members = {group: list(names) for group, names in self.members.items()}
         table.direct = dict(self.direct)
         table.next_seq = self.next_seq
+        table.derived = set(self.derived)
         return table
 
     # - changes (only on a table no registry holds) -
 
+    def put(self, tool: CompiledTool, groups: frozenset[str] | None = None) -> CompiledTool:
+        """Put ``tool`` in the place of the tool of its name, or after every tool if none.
+
+        A tool replacing another keeps its registration number (its place in every listing);
+        a new name takes the next one. With ``groups``, the tool joins these groups (else the
+        ones it has).
+
+        Returns:
+            The tool as placed (its number, and its groups, set).
+        """
+        old = self.entries.get(tool.name)
+        if old is not None:
+            seq = old.seq
+        else:
+            seq = self.next_seq
+            self.next_seq += 1
+        if groups is None:
+            placed = dataclasses.replace(tool, seq=seq)
+        else:
+            placed = dataclasses.replace(tool, seq=seq, groups=groups)
+        self.place(placed)
+        return placed
+
     def place(self, tool: CompiledTool) -> None:
-        """Put ``tool`` in the table (replacing any tool of its name) and in its groups."""
+        """Put ``tool`` in the table as it is (replacing any tool of its name) and in its groups."""
         name = tool.name
         old = self.entries.get(name)
         if old is not None:
@@ -91,6 +119,10 @@ class Table:
         self.entries[name] = tool
         for group in tool.groups or (BASIC,):
             self.members.setdefault(group, []).append(name)
+        if isinstance(tool.tool, DerivedTool):
+            self.derived.add(name)
+        else:
+            self.derived.discard(name)
         self._direct(tool)
 
     def unplace(self, tool: CompiledTool) -> None:
@@ -110,6 +142,7 @@ class Table:
         tool = self.entries.pop(name)
         self.unplace(tool)
         self.direct.pop(name, None)
+        self.derived.discard(name)
         return tool
 
     def refresh_direct(self) -> None:

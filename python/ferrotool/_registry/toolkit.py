@@ -1,8 +1,16 @@
-"""The `Toolkit`: where tools, groups, skills and MCP servers are registered.
+"""The `Toolkit`: where tools and groups are registered, and where the wings plug in.
 
 Changes are copy-on-write: `snapshot` hands the current table to an immutable `Registry`
 (`ferrotool._registry.registry`) in O(1), and the next change copies the table first. The read
 and call side (lookups, schemas, views, calls) is `ToolSet`'s, shared with `Registry`.
+
+The wings change a toolkit through its public methods only: `replace` (tools removed and added
+in one change, as an MCP server's listing changes) and `rebuild` (one tool rebuilt from the one
+it replaces, as the skill loader grows). The tools derived from the groups (`DerivedTool`: the
+meta tool, the skill loader) are rebuilt here whenever the groups change. The methods that
+belong to a wing (`register_mcp`, `remove_mcp`, `add_skills`, `create_skill_tool_group`,
+`register_skill_tools`) are kept for the users who call them: each one's body imports its
+wing's function when it is called and hands it the toolkit (the README's "Layout" says why).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from typing import TYPE_CHECKING, cast, final
 from ferrotool._execution.middleware import Middleware
 from ferrotool._execution.pipeline import compile_tool
 from ferrotool._execution.runner import Runner, ToolkitConfig
+from ferrotool._registry.derived import RESET_TOOLS, DerivedTool, ResetTools
 from ferrotool._registry.registry import Registry, ToolSet
 from ferrotool._registry.table import Table, TableCaches
 from ferrotool._registry.view import ToolView
@@ -36,22 +45,13 @@ from ferrotool._tools.base import AgentTool, ToolBase
 from ferrotool._tools.function import FunctionTool, tool
 from ferrotool._values.context import ProgressSink
 from ferrotool._values.groups import BASIC, ToolGroup, ToolGroupScope
-from ferrotool.builtins.reset_tools import RESET_TOOLS, ResetTools
 from ferrotool.errors import RegistrationError
-from ferrotool.skills.registration import (
-    check_loader_name,
-    own_group,
-    place_loader,
-    refresh_loader,
-    skill_tool_group,
-    skills_of,
-)
-from ferrotool.skills.repository import SkillRepository, merge_skills
-from ferrotool.skills.skill import AgentSkill, SkillSet
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the wing methods' types: read by type checkers, never imported at run time
     from ferrotool.mcp.client import McpClient
     from ferrotool.mcp.tool import McpTrust
+    from ferrotool.skills.repository import SkillRepository
+    from ferrotool.skills.skill import AgentSkill, SkillSet
 
 
 @final
@@ -132,8 +132,7 @@ class Toolkit(ToolSet):
             table = self._writable()
             table.groups[group.name] = group
             table.refresh_direct()
-            self._refresh_meta(table)
-            refresh_loader(table, self._runner.config)
+            self._refresh_derived(table)
         return group
 
     def create_group(
@@ -204,8 +203,7 @@ class Toolkit(ToolSet):
                     table.drop(tool_name)
             table.members.pop(name, None)
             table.refresh_direct()
-            self._refresh_meta(table)
-            refresh_loader(table, self._runner.config)
+            self._refresh_derived(table)
         return tuple(removed)
 
     def _check_groups(self, groups: Iterable[str]) -> None:
@@ -264,8 +262,7 @@ class Toolkit(ToolSet):
                 seen[name] = entry.origin
             table = self._writable()
             for entry in compiled:
-                table.place(dataclasses.replace(entry, groups=groups, seq=table.next_seq))
-                table.next_seq += 1
+                table.put(entry, groups)
         return tuple(entry.tool for entry in compiled)
 
     def set_presets(self, name: str, presets: Mapping[str, object] | None) -> None:
@@ -282,8 +279,7 @@ class Toolkit(ToolSet):
             if isinstance(item, FunctionTool) and entry.presets:
                 item = FunctionTool(item.function, item.options, owner=item.owner)
             replacement = compile_tool(item, presets, self._runner.config)
-            table = self._writable()
-            table.place(dataclasses.replace(replacement, groups=entry.groups, seq=entry.seq))
+            self._writable().put(replacement, entry.groups)
 
     def remove(self, name: str) -> AgentTool:
         """Remove a tool and return it.
@@ -302,89 +298,44 @@ class Toolkit(ToolSet):
         if not self._runner.config.allow_removal:
             raise RegistrationError(f"cannot remove {what}: removal is disabled for this toolkit")
 
-    # - MCP servers -
-
-    async def register_mcp(
+    def replace(
         self,
-        client: McpClient,
-        /,
+        removed: Iterable[str] = (),
+        added: Iterable[object] = (),
         *,
         group: str | Iterable[str] = (),
         presets: Mapping[str, Mapping[str, object]] | None = None,
-        enable: Iterable[str] = (),
-        disable: Iterable[str] = (),
-        trust: McpTrust = False,
     ) -> tuple[AgentTool, ...]:
-        """Connect an MCP client and register its server's tools as ``mcp__{server}__{tool}``.
+        """Remove tools and register others in one change: a snapshot sees all of it or none.
 
-        The toolkit then follows the server: when it says its tools changed, they are
-        replaced by the new listing (one change: a snapshot holds the old tools or the new).
-
-        Only a tool the server marks ``readOnlyHint: true`` runs without asking; every other
-        one asks (the MCP defaults: a missing ``readOnlyHint`` is false, a missing
-        ``destructiveHint`` true), unless ``trust`` covers it. A bad tool in the listing (its
-        schema does not compile, its name is empty or listed twice) is left out alone, named
-        in a warning and in ``client.rejected_tools``; the others register.
+        A tool registered under a name just removed keeps that name's place in the order; the
+        others go last. This is how a source that owns tools follows them (an MCP server's
+        listing, `ferrotool.mcp`): `allow_removal` governs `remove` and `remove_group`, not
+        this. Names in ``removed`` that are not registered are ignored.
 
         Args:
-            client: The server's client (initialized here if it is not yet).
-            group: The group or groups the tools join (checked before connecting).
-            presets: Fixed arguments per tool, by the tool's name on the server.
-            enable: When not empty, only these tools (by their names on the server).
-            disable: Tools to leave out (ignored when ``enable`` is given).
-            trust: Which tools run without asking (`ferrotool.mcp.McpTrust`): ``False``, the
-                read-only ones; ``True``, all of them; or a collection of names on the
-                server. Deny and ask rules still apply, and ``EXPLORE`` mode still denies
-                what is not read-only.
+            removed: The names of the tools to remove.
+            added: What to register, each item as `register` takes it (a tool, a function, an
+                object with ``@tool`` methods).
+            group: The group or groups the added tools join (none: ``basic``).
+            presets: Fixed arguments, by the added tool's name.
 
         Returns:
-            The registered tools (`ferrotool.mcp.McpTool`).
+            The registered tools.
 
         Raises:
-            RegistrationError: A group does not exist, or a name is taken; nothing is
-                registered then.
-            McpError: The server could not be reached.
-            TypeError: ``trust`` is neither a flag nor a collection of names.
+            RegistrationError: A group does not exist, or an added name is taken by a tool
+                that is not removed (or by another added tool); nothing changes then.
+            SchemaError: A function's parameters cannot become a schema.
         """
-        # Imported here: the mcp SDK it needs is an optional extra (``ferrotool[mcp]``).
-        from ferrotool.mcp._registration import register_mcp
-
-        return await register_mcp(
-            self,
-            client,
-            group=group,
-            presets=presets,
-            enable=enable,
-            disable=disable,
-            trust=trust,
-        )
-
-    async def remove_mcp(self, name: str) -> tuple[str, ...]:
-        """Remove every tool of the MCP server named ``name`` and close its client.
-
-        Returns:
-            The names removed (none for a server not registered: nothing happens then).
-
-        Raises:
-            RegistrationError: Removal is disabled for this toolkit.
-        """
-        # Imported here: the mcp SDK it needs is an optional extra (``ferrotool[mcp]``).
-        from ferrotool.mcp._registration import remove_mcp
-
-        return await remove_mcp(self, name)
-
-    def _swap(
-        self,
-        removed: Iterable[str],
-        added: Iterable[tuple[AgentTool, Mapping[str, object] | None]],
-        groups: frozenset[str],
-    ) -> tuple[AgentTool, ...]:
-        """Remove and register tools in one change: all of it or none of it.
-
-        A tool registered under a name just removed keeps that name's place in the order.
-        """
+        groups = frozenset((group,) if isinstance(group, str) else group) - {BASIC}
         config = self._runner.config
-        compiled = [compile_tool(item, presets, config) for item, presets in added]
+        presets = presets or {}
+        compiled = [
+            compile_tool(item_tool, presets.get(item_tool.spec.name), config)
+            for item in added
+            for item_tool in _tools_of(item)
+        ]
         with self._lock:
             self._check_groups(groups)
             gone = set(removed)
@@ -398,15 +349,43 @@ class Toolkit(ToolSet):
                     )
                 seen.add(entry.name)
             table = self._writable()
-            places = {name: table.drop(name).seq for name in gone if name in table.entries}
+            for name in gone - seen:
+                if name in table.entries:
+                    table.drop(name)
             for entry in compiled:
-                seq = places.get(entry.name)
-                if seq is None:
-                    seq, table.next_seq = table.next_seq, table.next_seq + 1
-                table.place(dataclasses.replace(entry, groups=groups, seq=seq))
+                table.put(entry, groups)
         return tuple(entry.tool for entry in compiled)
 
-    # - the meta tool -
+    def rebuild(
+        self, name: str, build: Callable[[AgentTool | None], AgentTool | None]
+    ) -> AgentTool | None:
+        """Replace the tool of ``name`` by ``build(tool)`` in one change (``None``: none).
+
+        ``build`` gets the tool registered under ``name`` (``None`` if there is none) and returns
+        the tool to register ungrouped in its place, or ``None`` to remove it; nothing else
+        changes the toolkit meanwhile. A tool that is a `DerivedTool` is rebuilt again whenever
+        the groups change. ``build`` may raise to leave the toolkit unchanged.
+
+        Returns:
+            The tool now registered under ``name``, or ``None``.
+
+        Raises:
+            RegistrationError: The tool built is named otherwise than ``name``.
+        """
+        with self._lock:
+            entry = self._table.entries.get(name)
+            made = build(None if entry is None else entry.tool)
+            if made is None:
+                if entry is not None:
+                    self._writable().drop(name)
+                return None
+            compiled = compile_tool(made, None, self._runner.config)
+            if compiled.name != name:
+                raise RegistrationError(f"a tool named {compiled.name!r} cannot replace {name!r}")
+            self._writable().put(compiled, frozenset())
+        return made
+
+    # - the tools derived from the groups -
 
     def _is_meta(self, name: str) -> bool:
         entry = self._table.entries.get(name)
@@ -423,34 +402,83 @@ class Toolkit(ToolSet):
                 "it is the meta tool's name"
             )
 
-    def _refresh_meta(self, table: Table) -> None:
-        """Keep ``reset_tools`` in step with the groups.
+    def _refresh_derived(self, table: Table) -> None:
+        """Rebuild every `DerivedTool` from the groups, after a change of them.
 
-        It is registered while the meta tool is on and some session-scoped group exists; its
-        schema has one boolean per such group.
+        The meta tool ``reset_tools`` is one while the meta tool is on: registered while some
+        session-scoped group exists, its schema one boolean per such group.
         """
-        if not self._runner.config.meta_tool:
-            return
-        old = table.entries.get(RESET_TOOLS)
         groups = tuple(table.groups.values())
-        if not any(group.scope is ToolGroupScope.SESSION for group in groups):
-            if old is not None:
-                table.drop(RESET_TOOLS)
-            return
-        entry = compile_tool(ResetTools(groups), None, self._runner.config)
-        seq = old.seq if old is not None else table.next_seq
-        if old is None:
-            table.next_seq += 1
-        table.place(dataclasses.replace(entry, seq=seq))
+        config = self._runner.config
+        derived = [table.entries[name].tool for name in table.derived]
+        if config.meta_tool and RESET_TOOLS not in table.entries:
+            derived.append(ResetTools(()))
+        for item in derived:
+            name = item.spec.name
+            made = cast("DerivedTool", item).following(groups)
+            if made is None:
+                if name in table.entries:
+                    table.drop(name)
+            else:
+                table.put(compile_tool(made, None, config))
 
-    # - skills -
+    # - the wings' methods: each imports its wing when called -
+
+    async def register_mcp(
+        self,
+        client: McpClient,
+        /,
+        *,
+        group: str | Iterable[str] = (),
+        presets: Mapping[str, Mapping[str, object]] | None = None,
+        enable: Iterable[str] = (),
+        disable: Iterable[str] = (),
+        trust: McpTrust = False,
+    ) -> tuple[AgentTool, ...]:
+        """Connect an MCP client and register its server's tools as ``mcp__{server}__{tool}``.
+
+        `ferrotool.mcp.register_mcp` (its documentation says what happens): the toolkit then
+        follows the server, replacing its tools when the server says they changed.
+
+        Raises:
+            RegistrationError: A group does not exist, or a name is taken; nothing is
+                registered then.
+            McpError: The server could not be reached.
+            TypeError: ``trust`` is neither a flag nor a collection of names.
+        """
+        from ferrotool.mcp._registration import register_mcp  # the ``mcp`` extra
+
+        return await register_mcp(
+            self,
+            client,
+            group=group,
+            presets=presets,
+            enable=enable,
+            disable=disable,
+            trust=trust,
+        )
+
+    async def remove_mcp(self, name: str) -> tuple[str, ...]:
+        """Remove every tool of the MCP server named ``name`` and close its client.
+
+        `ferrotool.mcp.remove_mcp`.
+
+        Returns:
+            The names removed (none for a server not registered: nothing happens then).
+
+        Raises:
+            RegistrationError: Removal is disabled for this toolkit.
+        """
+        from ferrotool.mcp._registration import remove_mcp  # the ``mcp`` extra
+
+        return await remove_mcp(self, name)
 
     def add_skills(self, *sources: AgentSkill | SkillRepository) -> SkillSet:
         """Add skills (or every skill of repositories, read now), and the skill loader.
 
-        ``load_skill_through_path`` is registered without a group the first time, so it is
-        visible whenever skills exist; later sources of the same skill name win. For skills
-        that change per request or on disk, use `ferrotool.skills.SkillViews` instead.
+        `ferrotool.skills.add_skills`: ``load_skill_through_path`` is registered without a
+        group the first time, so it is visible whenever skills exist; later sources of the
+        same skill name win.
 
         Returns:
             Every skill the toolkit holds now.
@@ -458,12 +486,9 @@ class Toolkit(ToolSet):
         Raises:
             RegistrationError: A tool that is not the loader has its name.
         """
-        added = merge_skills([SkillSet((s,)) if isinstance(s, AgentSkill) else s for s in sources])
-        with self._lock:
-            check_loader_name(self._table)
-            skills = merge_skills([skills_of(self._table), added])
-            place_loader(self._writable(), skills, self._runner.config)
-        return skills
+        from ferrotool.skills.registration import add_skills
+
+        return add_skills(self, *sources)
 
     def create_skill_tool_group(
         self,
@@ -476,32 +501,36 @@ class Toolkit(ToolSet):
     ) -> ToolGroup:
         """Create a group that loading the skill named ``skill_name`` activates.
 
-        Its description says so (once). Register tools into it with ``register(...,
-        group=name)``.
+        `ferrotool.skills.create_skill_tool_group`: its description says so (once). Register
+        tools into it with ``register(..., group=name)``.
 
         Raises:
             RegistrationError: A group of that name exists.
             ValueError: The name is invalid, or ``skill_name`` is blank.
         """
-        group = skill_tool_group(
-            name, description, skill_name=skill_name, active=active, instructions=instructions
+        from ferrotool.skills.registration import create_skill_tool_group
+
+        return create_skill_tool_group(
+            self,
+            name,
+            description,
+            skill_name=skill_name,
+            active=active,
+            instructions=instructions,
         )
-        return self.add_group(group)
 
     def register_skill_tools(self, skill: AgentSkill, *items: object) -> tuple[AgentTool, ...]:
         """Add a skill and register tools that come with it, in ``<skillId>_skill_tools``.
 
-        The group is created inactive when missing: the tools stay hidden until a session
-        loads the skill.
+        `ferrotool.skills.register_skill_tools`: the group is created inactive when missing,
+        so the tools stay hidden until a session loads the skill.
 
         Raises:
             RegistrationError: As `register`; or the skill's id cannot name a group.
         """
-        group = own_group(skill)
-        if group not in self._table.groups:
-            self.create_group(group, group)
-        self.add_skills(skill)
-        return tuple(tool for item in items for tool in self.register(item, group=group))
+        from ferrotool.skills.registration import register_skill_tools
+
+        return register_skill_tools(self, skill, *items)
 
     def __repr__(self) -> str:
         return f"<Toolkit of {len(self._table.entries)} tools>"

@@ -14,6 +14,7 @@ from typing import Any, Final, final
 
 import anyio
 
+from ferrotool._definitions.formats import ProviderFormat
 from ferrotool._execution import outcomes
 from ferrotool._execution.batch import ToolBatch, run_batch
 from ferrotool._execution.compiled import CompiledTool, Invoke
@@ -30,6 +31,7 @@ from ferrotool._execution.pipeline import (
 from ferrotool._execution.resume import Reply, resume
 from ferrotool._execution.runner import Runner, ToolkitConfig
 from ferrotool._execution.stream import EventStream
+from ferrotool._registry.derived import RESET_TOOLS, SessionHandle, uses_session
 from ferrotool._registry.listing import ToolLists
 from ferrotool._registry.table import Table
 from ferrotool._requests.config import ToolRequestConfig
@@ -41,8 +43,6 @@ from ferrotool._values.context import EMPTY_CONTEXT, ProgressSink, RuntimeContex
 from ferrotool._values.execution import ExecutionConfig
 from ferrotool._values.groups import BASIC
 from ferrotool._values.spec import ToolSpec
-from ferrotool.builtins.reset_tools import RESET_TOOLS, SessionHandle
-from ferrotool.providers import ProviderFormat
 
 _EXTERNAL_CONFIG: Final = ToolkitConfig()
 # An external tool never runs here, so its compiled form does not depend on any toolkit: a
@@ -67,10 +67,10 @@ def compile_external(tool: AgentTool) -> CompiledTool:
 def _uses_session(tool: CompiledTool) -> bool:
     """Whether a tool writes its session: the view hands it a `SessionHandle` in its context.
 
-    ``reset_tools`` does, and every tool whose ``uses_session`` attribute is ``True`` (the
-    skill loader, ``todo_write``).
+    Every tool whose ``uses_session`` attribute is ``True`` does (the meta tool, the skill
+    loader, ``todo_write``).
     """
-    return tool.name == RESET_TOOLS or getattr(tool.tool, "uses_session", False) is True
+    return uses_session(tool.tool)
 
 
 def _is_name(name: object) -> bool:

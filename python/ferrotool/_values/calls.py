@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, TypeAlias
 
 import orjson
 
@@ -313,11 +313,17 @@ class ToolResultBlock(NamedTuple):
         )
 
 
+ResultSink: TypeAlias = Callable[[ToolResultBlock], object]
+"""Receives the one result of a call, also when its caller was cancelled (then the result is
+``INTERRUPTED``, delivered before the cancellation goes on)."""
+
+
 __all__ = [
     "APPROVAL_KEY",
     "MODEL_ID_KEY",
     "REPLACES_KEY",
     "SUSPENDED_KEY",
+    "ResultSink",
     "ToolResultBlock",
     "ToolResultState",
     "ToolUseBlock",

@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, cast, final
 
+from ferrotool._definitions.wire import field
 from ferrotool._values.calls import ToolResultBlock
 from ferrotool._values.json import JsonValue
 from ferrotool.agent.messages import (
@@ -26,7 +27,6 @@ from ferrotool.agent.messages import (
 )
 from ferrotool.errors import AgentError
 from ferrotool.providers import anthropic, openai_chat
-from ferrotool.providers._results import field
 from ferrotool.providers.streaming import ToolCallStream
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ Every path is resolved (relative paths against the first base folder, every syml
 and must end inside a base folder; a path that leaves them is refused, whether by ``..``, an
 absolute path or a symlink. The file is then opened *beneath* that base folder's descriptor by
 the part of its real path below the folder, no symlink followed on the way (``openat2`` with
-``RESOLVE_BENEATH`` on Linux, a component walk elsewhere: see `ferrotool.builtins._confine`), so
+``RESOLVE_BENEATH`` on Linux, a component walk elsewhere: see `ferrotool._permissions.confine`), so
 a folder swapped for a symlink after the check cannot lead a call out of its base. A path that
 is a dangerous file or lies in a dangerous folder (``.env``, ``.git/``, ``.ssh/``...) asks
 first, with a safety reason that no mode or allow rule overrides; one that reaches a dangerous
@@ -29,6 +29,17 @@ from typing import Final
 
 import anyio.to_thread
 
+from ferrotool._permissions.confine import (
+    Refused,
+    has_nul,
+    is_inside,
+    list_beneath,
+    opened_root,
+    read_beneath,
+    real,
+    write_beneath,
+    write_in,
+)
 from ferrotool._permissions.decisions import (
     PermissionBehavior,
     PermissionDecision,
@@ -40,17 +51,6 @@ from ferrotool._permissions.state import PermissionContext
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock
 from ferrotool._values.json import JsonValue
-from ferrotool.builtins._confine import (
-    Refused,
-    has_nul,
-    is_inside,
-    list_beneath,
-    opened_root,
-    read_beneath,
-    real,
-    write_beneath,
-    write_in,
-)
 
 VIEW_TEXT_FILE: Final = "view_text_file"
 LIST_DIRECTORY: Final = "list_directory"
@@ -411,7 +411,7 @@ def atomic_write(resolved: str, text: str, *, durable: bool = True) -> None:
     """Replace a file's text in one rename (see the module); the file's mode is kept.
 
     The file's folder is opened by its path, and the file written inside that folder's
-    descriptor (`ferrotool.builtins._confine.write_in`). With ``durable``, the new file and the
+    descriptor (`ferrotool._permissions.confine.write_in`). With ``durable``, the new file and the
     rename are flushed to disk before returning.
 
     Raises:

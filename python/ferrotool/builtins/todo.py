@@ -15,11 +15,11 @@ from typing import Final, final
 
 from ferrotool._permissions.decisions import PermissionDecision
 from ferrotool._permissions.state import PermissionContext
-from ferrotool._session.state import ToolContextState, update_session
+from ferrotool._registry.derived import SessionHandle
+from ferrotool._session.state import ToolContextState
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock
 from ferrotool._values.json import JsonValue
-from ferrotool.builtins.reset_tools import SessionHandle
 from ferrotool.errors import SessionConflict
 
 TODO_WRITE: Final = "todo_write"
@@ -195,9 +195,7 @@ class TodoWrite(ToolBase[dict[str, JsonValue]]):
             return state.with_data(TODOS_KEY, rebuilt(stored_todos(state), items))
 
         try:
-            stored = await update_session(
-                handle.store, handle.key, change, attempts=handle.attempts, current=handle.state
-            )
+            stored = await handle.update(change)
         except SessionConflict:
             return ToolResultBlock.error(
                 f"the todo list was not saved: this session was changed by {handle.attempts} "

@@ -106,6 +106,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
 
     import uvicorn
 
+    from ferrotool.cli import serve as workers
     from ferrotool.mcp import serve
 
     try:
@@ -116,7 +117,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         raise CliError(
             "--workers needs --transport streamable-http and a shared --store redis://..."
         )
-    server = serve.server_for(args.target, store)
+    server = workers.server_for(args.target, store)
     if args.transport == "stdio":
         anyio.run(serve.serve_stdio, server)
         return 0
@@ -125,11 +126,11 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
     if args.transport == "sse":
         uvicorn.run(serve.sse_app(server, host=host), host=host, port=port, log_level="warning")
     elif args.workers > 1:
-        os.environ[serve.ENV_TARGET] = args.target or ""
-        os.environ[serve.ENV_STORE] = args.store or ""
-        os.environ[serve.ENV_HOST] = host
+        os.environ[workers.ENV_TARGET] = args.target or ""
+        os.environ[workers.ENV_STORE] = args.store or ""
+        os.environ[workers.ENV_HOST] = host
         uvicorn.run(
-            "ferrotool.mcp.serve:app_from_env",
+            "ferrotool.cli.serve:app_from_env",
             factory=True,
             host=host,
             port=port,

@@ -1,7 +1,7 @@
 """What ``ferrotool`` commands run against: a toolkit named ``MODULE:OBJECT``, and a call context.
 
 `load_toolkit` is shared by the ``schema``, ``call`` and ``serve`` commands (and
-`ferrotool.mcp.serve`, for the workers it starts); `parse_context` reads ``--context``.
+`ferrotool.cli.serve`, for the workers it starts); `parse_context` reads ``--context``.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, ConfigDict
 
+from ferrotool._definitions.wire import ERROR_STATES, image_url, json_text
 from ferrotool._registry.view import ToolView
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
@@ -40,7 +41,6 @@ from ferrotool.interop._common import (
     spec_of,
     view_of,
 )
-from ferrotool.providers._results import ERROR_STATES, image_url, json_text
 
 _ARGUMENTS = "ferrotool_arguments"
 _CALL_ID = "ferrotool_call_id"

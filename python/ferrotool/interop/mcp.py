@@ -20,11 +20,11 @@ from typing import final
 import orjson
 from mcp.types import Tool
 
+from ferrotool._definitions.formats import tool_definition
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.json import JsonValue
 from ferrotool.errors import InteropError, SuspendTool
 from ferrotool.interop._common import ToolSource, spec_of, view_of
-from ferrotool.providers._definitions import tool_definition
 
 MCP_PREFIX = "mcp"
 """The first part of an imported MCP tool's name: ``mcp__{server}__{tool}``."""

@@ -22,6 +22,8 @@ import orjson
 from agents import FunctionTool, RunContextWrapper, ToolOutputImage, ToolOutputText
 from agents.tool_context import ToolContext
 
+from ferrotool._definitions.formats import tool_definition
+from ferrotool._definitions.wire import image_url, json_text
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.content import ContentBlock, ImageBlock, TextBlock
@@ -37,8 +39,6 @@ from ferrotool.interop._common import (
     spec_of,
     view_of,
 )
-from ferrotool.providers._definitions import tool_definition
-from ferrotool.providers._results import image_url, json_text
 
 
 def _output(result: ToolResultBlock) -> str | list[ToolOutputText | ToolOutputImage]:

@@ -42,6 +42,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_ai.usage import RunUsage
 from pydantic_core import SchemaValidator, core_schema
 
+from ferrotool._definitions.wire import ERROR_STATES, json_text
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.content import ImageBlock, JsonBlock, TextBlock
@@ -57,7 +58,6 @@ from ferrotool.interop._common import (
     spec_of,
     view_of,
 )
-from ferrotool.providers._results import ERROR_STATES, json_text
 
 _ANY_ARGUMENTS = SchemaValidator(core_schema.any_schema())
 """pydantic-ai's side of validation: none (ferrotool validates every call)."""

@@ -4,11 +4,13 @@ Needs the ``mcp`` SDK (``pip install 'ferrotool[mcp]'``); the rest of ferrotool 
 this package until it is asked for.
 
 * `McpClient` connects to a server over stdio, SSE or streamable HTTP;
-  `Toolkit.register_mcp` registers its tools (`McpTool`, named ``mcp__{server}__{tool}``).
+  `register_mcp` (or `Toolkit.register_mcp`) registers its tools (`McpTool`, named
+  ``mcp__{server}__{tool}``).
 * ``ferrotool serve MODULE:OBJECT`` (`ferrotool.mcp.server`) serves a toolkit to MCP clients.
 """
 
 from ferrotool.mcp._convert import RejectedTool, tool_name
+from ferrotool.mcp._registration import register_mcp, remove_mcp
 from ferrotool.mcp.client import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_STARTUP_TIMEOUT,
@@ -31,5 +33,7 @@ __all__ = [
     "Mode",
     "ProgressHandler",
     "RejectedTool",
+    "register_mcp",
+    "remove_mcp",
     "tool_name",
 ]

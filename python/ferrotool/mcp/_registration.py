@@ -1,4 +1,4 @@
-"""`Toolkit.register_mcp` and `Toolkit.remove_mcp`: an MCP server's tools in a toolkit.
+"""`register_mcp` and `remove_mcp` (also `Toolkit` methods): an MCP server's tools in a toolkit.
 
 Registration connects the client, filters its listing, and registers one `McpTool` per good
 tool in one change. A bad tool (its schema does not compile, its name is listed twice...: see
@@ -6,20 +6,20 @@ tool in one change. A bad tool (its schema does not compile, its name is listed 
 names it and says why, and `McpClient.rejected_tools` holds it until the next listing. It then
 follows the server: when the server says its tools changed, the toolkit's tools of that server
 are replaced by the new listing, again in one change, so a snapshot holds either the old tools
-or the new ones.
+or the new ones. Both change the toolkit through its public `Toolkit.replace` only.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Final, Protocol
+from typing import Final
 
 import mcp_types as types
 
-from ferrotool._execution.runner import ToolkitConfig
+from ferrotool._registry.host import ToolHost, ToolReader
 from ferrotool._tools.base import AgentTool
-from ferrotool._values.groups import BASIC, ToolGroup
+from ferrotool._values.groups import BASIC
 from ferrotool.errors import RegistrationError
 from ferrotool.mcp.client import McpClient
 from ferrotool.mcp.tool import (
@@ -34,41 +34,11 @@ from ferrotool.mcp.tool import (
 _log: Final = logging.getLogger("ferrotool.mcp")
 
 
-class Toolkit(Protocol):
-    """What registration needs of a `ferrotool.Toolkit` (which calls in here, so not imported)."""
-
-    @property
-    def config(self) -> ToolkitConfig:
-        """The toolkit's configuration (its removal policy)."""
-        ...
-
-    def names(self) -> tuple[str, ...]:
-        """The registered names."""
-        ...
-
-    def get_tool(self, name: str) -> AgentTool | None:
-        """The tool registered under ``name``."""
-        ...
-
-    def groups(self) -> tuple[ToolGroup, ...]:
-        """The tool groups."""
-        ...
-
-    def _swap(
-        self,
-        removed: Iterable[str],
-        added: Iterable[tuple[AgentTool, Mapping[str, object] | None]],
-        groups: frozenset[str],
-    ) -> tuple[AgentTool, ...]:
-        """Remove and register tools in one change."""
-        ...
-
-
 def _groups(group: str | Iterable[str]) -> frozenset[str]:
     return frozenset((group,) if isinstance(group, str) else group) - {BASIC}
 
 
-def tools_of(toolkit: Toolkit, server: str) -> list[McpTool]:
+def tools_of(toolkit: ToolReader, server: str) -> list[McpTool]:
     """The toolkit's tools that come from the MCP server named ``server``."""
     found = []
     for name in toolkit.names():
@@ -79,7 +49,7 @@ def tools_of(toolkit: Toolkit, server: str) -> list[McpTool]:
 
 
 async def register_mcp(
-    toolkit: Toolkit,
+    toolkit: ToolHost,
     client: McpClient,
     *,
     group: str | Iterable[str] = (),
@@ -88,7 +58,37 @@ async def register_mcp(
     disable: Iterable[str] = (),
     trust: McpTrust = False,
 ) -> tuple[AgentTool, ...]:
-    """See `Toolkit.register_mcp`."""
+    """Connect an MCP client and register its server's tools as ``mcp__{server}__{tool}``.
+
+    The toolkit then follows the server: when it says its tools changed, they are replaced by
+    the new listing (one change: a snapshot holds the old tools or the new).
+
+    Only a tool the server marks ``readOnlyHint: true`` runs without asking; every other one
+    asks (the MCP defaults: a missing ``readOnlyHint`` is false, a missing ``destructiveHint``
+    true), unless ``trust`` covers it. A bad tool in the listing (its schema does not compile,
+    its name is empty or listed twice) is left out alone, named in a warning and in
+    ``client.rejected_tools``; the others register.
+
+    Args:
+        toolkit: The toolkit (`Toolkit.register_mcp` calls this with itself).
+        client: The server's client (initialized here if it is not yet).
+        group: The group or groups the tools join (checked before connecting).
+        presets: Fixed arguments per tool, by the tool's name on the server.
+        enable: When not empty, only these tools (by their names on the server).
+        disable: Tools to leave out (ignored when ``enable`` is given).
+        trust: Which tools run without asking (`McpTrust`): ``False``, the read-only ones;
+            ``True``, all of them; or a collection of names on the server. Deny and ask rules
+            still apply, and ``EXPLORE`` mode still denies what is not read-only.
+
+    Returns:
+        The registered tools (`McpTool`).
+
+    Raises:
+        RegistrationError: A group does not exist, or a name is taken; nothing is
+            registered then.
+        McpError: The server could not be reached.
+        TypeError: ``trust`` is neither a flag nor a collection of names.
+    """
     if not isinstance(client, McpClient):
         raise TypeError(f"an McpClient is needed, not {type(client).__name__}")
     trusted = trusted_names(trust)
@@ -99,20 +99,20 @@ async def register_mcp(
     enabled, disabled = frozenset(enable), frozenset(disable)
     await client.initialize()
 
-    def wanted(
-        listing: tuple[types.Tool, ...],
-    ) -> list[tuple[AgentTool, Mapping[str, object] | None]]:
+    def listed(listing: tuple[types.Tool, ...], old: Iterable[str]) -> tuple[AgentTool, ...]:
+        """Replace the tools named ``old`` by those of ``listing``, in one change."""
         tools, rejected = mcp_tools(
             client, listing, enable=enabled, disable=disabled, trust=trusted
         )
         _report(client, rejected)
-        return [(tool, presets_for(presets, tool)) for tool in tools]
+        fixed = {tool.name: p for tool in tools if (p := presets_for(presets, tool)) is not None}
+        return toolkit.replace(old, tools, group=groups, presets=fixed)
 
-    registered = toolkit._swap((), wanted(client.tools), groups)
+    registered = listed(client.tools, ())
 
     async def follow(listing: tuple[types.Tool, ...]) -> None:
         old = [tool.name for tool in tools_of(toolkit, client.name) if tool.client is client]
-        new = toolkit._swap(old, wanted(listing), groups)
+        new = listed(listing, old)
         _log.info("MCP server '%s' changed its tools: now %d", client.name, len(new))
 
     # Keyed by the toolkit: `remove_mcp` stops following (the client then holds no reference).
@@ -127,8 +127,15 @@ def _report(client: McpClient, rejected: tuple[RejectedTool, ...]) -> None:
         _log.warning("MCP server '%s' tool %r is left out: %s", client.name, item.name, item.reason)
 
 
-async def remove_mcp(toolkit: Toolkit, name: str) -> tuple[str, ...]:
-    """See `Toolkit.remove_mcp`."""
+async def remove_mcp(toolkit: ToolHost, name: str) -> tuple[str, ...]:
+    """Remove every tool of the MCP server named ``name`` and close its client.
+
+    Returns:
+        The names removed (none for a server not registered: nothing happens then).
+
+    Raises:
+        RegistrationError: Removal is disabled for this toolkit.
+    """
     tools = tools_of(toolkit, name)
     if not tools:
         return ()
@@ -137,7 +144,7 @@ async def remove_mcp(toolkit: Toolkit, name: str) -> tuple[str, ...]:
             f"cannot remove MCP server {name!r}: removal is disabled for this toolkit"
         )
     names = tuple(tool.name for tool in tools)
-    toolkit._swap(names, (), frozenset())
+    toolkit.replace(names)
     for client in {id(tool.client): tool.client for tool in tools}.values():
         client.on_tools_changed(toolkit, None)
         await client.close()

@@ -4,12 +4,12 @@ One process serves streamable HTTP with the SDK's own session manager. Several p
 (``--workers N``, or the app behind any ASGI server) need every session's state where every
 process reaches it: with a shared store (``--store redis://...``) the app is
 `ferrotool.mcp._shared.SharedHttpApp`, whose handshake-era sessions live in Redis beside the
-tool state, so any worker serves any request of any session.
+tool state, so any worker serves any request of any session. What to serve (a target, the demo
+toolkit, the environment of a worker) is the command line's business: `ferrotool.cli.serve`.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Final, Literal, TypeAlias
 
 from mcp.server.sse import SseServerTransport
@@ -22,17 +22,12 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
 
 from ferrotool._session.state import SessionStore
-from ferrotool.cli.demo import DEMO_CONTEXT, demo_toolkit
-from ferrotool.cli.target import load_toolkit
 from ferrotool.mcp.server import McpToolServer
 
 Transport: TypeAlias = Literal["stdio", "sse", "streamable-http"]
 """The transports ``ferrotool serve`` speaks."""
 
 TRANSPORTS: Final[tuple[Transport, ...]] = ("stdio", "sse", "streamable-http")
-ENV_TARGET: Final = "FERROTOOL_SERVE_TARGET"
-ENV_STORE: Final = "FERROTOOL_SERVE_STORE"
-ENV_HOST: Final = "FERROTOOL_SERVE_HOST"
 
 
 def _security(host: str) -> TransportSecuritySettings | None:
@@ -111,35 +106,11 @@ def store_from_url(url: str | None) -> SessionStore | None:
     raise ValueError(f"unknown store {url!r}: expected redis://... or memory")
 
 
-def server_for(target: str | None, store: SessionStore | None) -> McpToolServer:
-    """The server of ``MODULE:OBJECT``, or of the demo toolkit (with its context) for ``None``."""
-    if target:
-        return McpToolServer(load_toolkit(target), store=store)
-    return McpToolServer(demo_toolkit(), store=store, context=DEMO_CONTEXT, name="ferrotool-demo")
-
-
-def app_from_env() -> ASGIApp:
-    """The streamable HTTP app described by the environment (for ``--workers``).
-
-    Each worker process builds its own app from ``FERROTOOL_SERVE_TARGET`` (``MODULE:OBJECT``)
-    and ``FERROTOOL_SERVE_STORE``; uvicorn calls this in every worker.
-    """
-    target = os.environ.get(ENV_TARGET)
-    url = os.environ.get(ENV_STORE) or None
-    server = server_for(target or None, store_from_url(url))
-    return http_app(server, host=os.environ.get(ENV_HOST, "127.0.0.1"), redis_url=url)
-
-
 __all__ = [
-    "ENV_HOST",
-    "ENV_STORE",
-    "ENV_TARGET",
     "TRANSPORTS",
     "Transport",
-    "app_from_env",
     "http_app",
     "serve_stdio",
-    "server_for",
     "sse_app",
     "store_from_url",
 ]

@@ -7,7 +7,7 @@
 and `ToolCallStream` gather the arguments of streamed calls.
 """
 
-from ferrotool.providers._definitions import (
+from ferrotool._definitions.formats import (
     PROVIDER_FORMATS,
     ProviderFormat,
     SchemaChange,

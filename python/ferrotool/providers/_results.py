@@ -13,32 +13,15 @@ errors; ``SUCCESS`` and ``RUNNING`` are not.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
-import orjson
-
-from ferrotool._values.calls import MODEL_ID_KEY, ToolResultBlock, ToolResultState
+from ferrotool._definitions.wire import ERROR_STATES, field, image_url, json_text
+from ferrotool._values.calls import MODEL_ID_KEY, ToolResultBlock
 from ferrotool._values.content import ImageBlock, JsonBlock, TextBlock
 from ferrotool.errors import ProviderShapeError
 
 if TYPE_CHECKING:
     from ferrotool._execution.batch import ToolBatch
-
-ERROR_STATES: Final = frozenset(
-    {ToolResultState.ERROR, ToolResultState.DENIED, ToolResultState.INTERRUPTED}
-)
-"""The states a provider's error flag (``is_error``, Gemini's ``error`` key) is set for."""
-
-
-def field(source: object, name: str) -> object:
-    """``source[name]`` of a wire dict, or ``source.name`` of an SDK object; ``None`` if absent.
-
-    A wire value is a ``dict`` (what JSON parsers build); the check is a plain ``isinstance``,
-    not the ``Mapping`` ABC's, which costs several times more on this per-call path.
-    """
-    if isinstance(source, dict):
-        return source.get(name)
-    return getattr(source, name, None)
 
 
 def items(source: object, name: str, what: str) -> Iterable[object]:
@@ -102,11 +85,6 @@ def result_name(result: ToolResultBlock) -> str:
     return name
 
 
-def json_text(value: object) -> str:
-    """A JSON block's value as the text the model reads."""
-    return orjson.dumps(value).decode()
-
-
 def split(result: ToolResultBlock) -> tuple[str, tuple[ImageBlock, ...]]:
     """A result's text (text and JSON blocks, joined by newlines) and its images."""
     output = result.output
@@ -122,13 +100,6 @@ def split(result: ToolResultBlock) -> tuple[str, tuple[ImageBlock, ...]]:
         else:
             images.append(block)
     return "\n".join(texts), tuple(images)
-
-
-def image_url(image: ImageBlock) -> str:
-    """An image's URL, or its data as a ``data:`` URL (what OpenAI's image inputs take)."""
-    if image.url is not None:
-        return image.url
-    return f"data:{image.media_type};base64,{image.data}"
 
 
 __all__ = [

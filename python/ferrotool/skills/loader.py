@@ -10,20 +10,20 @@ changes the registry or another session.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Final, final
 
+from ferrotool._permissions.confine import real
 from ferrotool._permissions.decisions import PermissionDecision
 from ferrotool._permissions.state import PermissionContext
-from ferrotool._session.state import ToolContextState, update_session
+from ferrotool._registry.derived import DerivedTool, SessionHandle
+from ferrotool._session.state import ToolContextState
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock
 from ferrotool._values.groups import ToolGroup
 from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import TOOL_NAME
-from ferrotool.builtins._confine import real
-from ferrotool.builtins.reset_tools import SessionHandle
 from ferrotool.errors import SessionConflict
 from ferrotool.skills.prompt import LOAD_SKILL
 from ferrotool.skills.resources import clean_path, listing, read_from_disk
@@ -72,7 +72,7 @@ def bound_groups(skill: AgentSkill, groups: Iterable[ToolGroup]) -> tuple[str, .
 
 
 @final
-class LoadSkillThroughPath(ToolBase[dict[str, str]]):
+class LoadSkillThroughPath(ToolBase[dict[str, str]], DerivedTool):
     """The skill loader for one set of skills and the tool groups they activate.
 
     Args:
@@ -125,6 +125,10 @@ class LoadSkillThroughPath(ToolBase[dict[str, str]]):
             read_only=True,  # it reads files; it changes only which tools the session sees
             concurrency_safe=True,
         )
+
+    def following(self, groups: Sequence[ToolGroup]) -> LoadSkillThroughPath:
+        """The loader of the same skills for ``groups`` (the toolkit's groups changed)."""
+        return LoadSkillThroughPath(self.skills, groups, hold=self._hold)
 
     def activates(self, skill_id: str) -> tuple[str, ...]:
         """The groups a load of ``skill_id`` activates."""
@@ -205,13 +209,7 @@ class LoadSkillThroughPath(ToolBase[dict[str, str]]):
             return state.with_skills((skill.skill_id,)).with_groups(dict.fromkeys(groups, True))
 
         try:
-            stored = await update_session(
-                handle.store,
-                handle.key,
-                change,
-                attempts=handle.attempts,
-                current=handle.state,
-            )
+            stored = await handle.update(change)
         except SessionConflict:
             return ToolResultBlock.error(
                 f"the skill {skill.skill_id!r} was read but not activated: this session was "

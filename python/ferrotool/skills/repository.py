@@ -26,8 +26,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final, Protocol, final, runtime_checkable
 
+from ferrotool._permissions.confine import Refused, read_regular
 from ferrotool._values.context import RuntimeContext
-from ferrotool.builtins._confine import Refused, read_regular
 from ferrotool.errors import SkillError
 from ferrotool.skills.resources import MAX_RESOURCE_BYTES, disk_files, text_of
 from ferrotool.skills.skill import EMPTY_SKILLS, SKILL_FILE, AgentSkill, SkillSet

@@ -5,7 +5,7 @@ paths are read: no ``.``, ``./``, ``..`` or empty segment, no absolute or drive 
 segment, no NUL, nothing that percent-decodes to one of these. What passes is read from memory,
 else from the skill's folder: its real path must stay inside the folder (a symlink pointing out
 is refused), and it is opened beneath the folder's descriptor with no symlink followed on the
-way (`ferrotool.builtins._confine`), so a folder swapped for a symlink meanwhile is refused too.
+way (`ferrotool._permissions.confine`), so a folder swapped for a symlink meanwhile is refused too.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from ferrotool.builtins._confine import Refused, is_inside, opened_root, read_beneath, real
+from ferrotool._permissions.confine import Refused, is_inside, opened_root, read_beneath, real
 from ferrotool.skills.skill import BASE64_PREFIX, SKILL_FILE, AgentSkill
 
 MAX_RESOURCE_BYTES: Final = 4 * 1024 * 1024

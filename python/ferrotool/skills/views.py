@@ -37,10 +37,10 @@ import anyio.to_thread
 import orjson
 
 from ferrotool._execution.middleware import Middleware
+from ferrotool._permissions.confine import is_inside, real
 from ferrotool._requests.config import ToolRequestConfig
 from ferrotool._session.state import SessionStore
 from ferrotool._values.context import RuntimeContext
-from ferrotool.builtins._confine import is_inside, real
 from ferrotool.skills._folders import LIVE, TRASH_PREFIX, BoxFolder, delete
 from ferrotool.skills.filter import ALL_SKILLS, SkillFilter
 from ferrotool.skills.loader import LoadSkillThroughPath
