@@ -32,6 +32,8 @@ JSON.
 The MCP groups (``mcp_client``, ``mcp_serve``, `benches.mcp_bench`) time real processes:
 ferrotool's MCP client against a bare SDK ``ClientSession`` on one stdio server, and
 ``ferrotool serve`` against the SDK's ``MCPServer`` and FastMCP under one load over loopback HTTP.
+The ``import_time`` group (`benches.imports`) times ``import ferrotool`` in fresh interpreters
+against the import of its dependencies.
 The ``sandbox`` group (`benches.sandbox`) times a command's start-up: a plain spawn of ``true``,
 the same under bubblewrap, and ``execute_shell_command`` without and with its sandbox.
 """
@@ -63,6 +65,7 @@ import anyio
 from benches import adapters as ag
 from benches import cases as c
 from benches import engine as e
+from benches import imports as im
 from benches import mcp_bench as mb
 from benches import sandbox as sb
 from benches import skills as sk
@@ -885,6 +888,19 @@ def _sandbox_outcome(result: object) -> t.Outcome:
     return t.Outcome(sb.ok(result), result)
 
 
+def bench_import_time(repeats: int, target_s: float) -> list[Measurement]:
+    """``import ferrotool`` in a fresh interpreter, against its dependencies (`benches.imports`).
+
+    One figure per interpreter (``loops`` is 1): ``repeats`` fresh interpreters per statement,
+    interleaved; ``target_s`` does not apply.
+    """
+    times = im.measure(repeats)
+    return [
+        Measurement("import_time", im.CASE, name, 1, [t * 1e6 for t in seconds])
+        for name, seconds in times.items()
+    ]
+
+
 # --- report ----------------------------------------------------------------------------------
 
 
@@ -999,6 +1015,9 @@ def targets(results: list[Measurement]) -> list[Target]:
                 out.append(
                     Target(f"{case} mapping {method}: ferrotool / jsonschema-rs", r, 1.0, False)
                 )
+    r = ratio("import_time", im.CASE, im.FERROTOOL, im.FLOOR)
+    if r is not None:
+        out.append(Target("import ferrotool / its dependencies' import", r, im.TARGET, False))
     r = ratio("tool_async", "S1", t.FT_TOOL, t.PYDANTIC_AI)
     if r is not None:
         out.append(Target("S1 async tool call: ferrotool / pydantic-ai", r, 1.2, False))
@@ -1232,6 +1251,7 @@ GROUP_TITLES = {
     "adapters": ("Provider adapters: a turn's tool calls in, its results out", ag.FLOOR, None),
     "agent_loop": ("One agent run: model turns around the tool calls", None, ag.FT_LOOP),
     "sandbox": ("A command's start-up: plain spawn, the shell tool, the sandbox", sb.FLOOR, None),
+    "import_time": ("Import in a fresh interpreter, against the dependencies", im.FLOOR, None),
 }
 # The base column's header where the base is not a floor.
 BASE_LABELS = {"batch_wait": "x one call"}
@@ -1356,6 +1376,7 @@ BENCHES: dict[str, Callable[[int, float], list[Measurement]]] = {
     "adapters": bench_adapters,
     "agent_loop": bench_agent_loop,
     "sandbox": bench_sandbox,
+    "import_time": bench_import_time,
 }
 
 

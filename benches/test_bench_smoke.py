@@ -23,6 +23,7 @@ import ferrotool
 from benches import adapters as ag
 from benches import cases as c
 from benches import engine as e
+from benches import imports as im
 from benches import mcp_bench as mb
 from benches import run
 from benches import sandbox as sb
@@ -241,6 +242,7 @@ def test_harness_quick_run(tmp_path: Any) -> None:
     assert {"skill_load", "skill_views"} <= groups
     assert {"mcp_client", "mcp_serve"} <= groups
     assert "sandbox" in groups
+    assert "import_time" in groups
     assert ("tool_schemas" in groups) is t.HAS_PROVIDERS
     tool_rows = {(row["group"], row["case"], row["impl"]) for row in document["results"]}
     for case in c.CASES:
@@ -677,3 +679,10 @@ def test_every_sandbox_row_runs_true() -> None:
     assert not sb.ok(1)
     assert sb.sandbox_cost({sb.TOOL_PLAIN: 2.0, sb.TOOL_SANDBOXED: 5.0}) == (3.0, 2.5)
     assert sb.sandbox_cost({sb.TOOL_PLAIN: 2.0}) is None
+
+
+def test_every_import_statement_runs_in_a_fresh_interpreter() -> None:
+    times = im.measure(1)
+    assert set(times) == {im.FLOOR, im.FERROTOOL, im.FIRST_USE}
+    assert all(len(seconds) == 1 and seconds[0] > 0 for seconds in times.values())
+    assert im.ratio(times) > 0

@@ -29,7 +29,6 @@ goes on as itself, never inside an exception group.
 from __future__ import annotations
 
 import contextlib
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, final
@@ -371,6 +370,8 @@ async def _suspend(
     ]
     if not waits:
         return None
+    import uuid  # here: only a batch that waits needs one, and `import ferrotool` loads none
+
     reply_id = uuid.uuid4().hex
     pending = tuple(
         waiting_call

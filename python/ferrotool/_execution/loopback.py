@@ -17,14 +17,18 @@ reaches the sink before the batch sees the tool finish.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
+import importlib
 import logging
+import sys
 import threading
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import sniffio
+
+if TYPE_CHECKING:
+    import asyncio
 
 _log = logging.getLogger("ferrotool")
 
@@ -63,7 +67,7 @@ def poster() -> Callable[..., object]:
         import trio  # imported only when trio runs: it is no dependency
 
         return trio.lowlevel.current_trio_token().run_sync_soon
-    return asyncio.get_running_loop().call_soon_threadsafe
+    return running_loop().call_soon_threadsafe
 
 
 # The tasks `spawn` started on asyncio: a task the loop holds only weakly must be held here.
@@ -86,7 +90,7 @@ def spawn(run: Callable[[], Awaitable[None]]) -> None:
     async def task() -> None:
         await run()
 
-    started = asyncio.get_running_loop().create_task(task())
+    started = running_loop().create_task(task())
     _spawned.add(started)
     started.add_done_callback(_spawned.discard)
 
@@ -99,4 +103,14 @@ def _deliver(sink: Callable[[T], object], item: T) -> None:
         _log.exception("sink %r failed on an item sent from a worker thread", sink)
 
 
-__all__ = ["on_loop", "poster", "spawn"]
+def running_loop() -> asyncio.AbstractEventLoop:
+    """``asyncio.get_running_loop()``, with ``asyncio`` found where the running loop loaded it.
+
+    ``import ferrotool`` does not import ``asyncio`` (a tenth of the import's time); whoever
+    runs an asyncio loop has.
+    """
+    module = sys.modules.get("asyncio") or importlib.import_module("asyncio")
+    return cast("asyncio.AbstractEventLoop", module.get_running_loop())
+
+
+__all__ = ["on_loop", "poster", "running_loop", "spawn"]

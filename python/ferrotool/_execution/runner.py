@@ -6,7 +6,6 @@ middleware.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import logging
@@ -22,7 +21,7 @@ import anyio
 import anyio.to_thread
 import sniffio
 
-from ferrotool._execution.loopback import poster, spawn
+from ferrotool._execution.loopback import poster, running_loop, spawn
 from ferrotool._execution.middleware import Middleware, Next, onion
 from ferrotool._values.calls import ToolUseBlock
 from ferrotool._values.context import ProgressSink
@@ -287,7 +286,7 @@ def _current_loop() -> object:
         import trio  # imported only when trio runs: it is no dependency
 
         return trio.lowlevel.current_trio_token()
-    return asyncio.get_running_loop()
+    return running_loop()
 
 
 def _stuck(call: ToolUseBlock, max_threads: int) -> None:

@@ -16,7 +16,6 @@ import functools
 import os
 import re
 from collections.abc import Iterable
-from pathlib import PurePath
 from typing import Final
 
 DEFAULT_DANGEROUS_FILES: Final[tuple[str, ...]] = (
@@ -223,6 +222,8 @@ class _Matcher:
                 self._dirs_globbed.append(entry)
 
     def matches(self, path: str) -> bool:
+        from pathlib import PurePath  # on first use: `import ferrotool` loads no pathlib
+
         parts = [part.lower() for part in PurePath(path).parts]
         if not parts:
             return False

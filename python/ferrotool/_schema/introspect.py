@@ -34,12 +34,10 @@ import datetime as dt
 import decimal
 import enum
 import inspect
-import pathlib
 import re
 import sys
 import types
 import typing
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -104,16 +102,36 @@ _STRING_VALUES: Final[Mapping[object, StringValueName]] = MappingProxyType(
         dt.date: "date",
         dt.time: "time",
         dt.timedelta: "timedelta",
-        uuid.UUID: "uuid",
         decimal.Decimal: "decimal",
-        pathlib.Path: "path",
-        pathlib.PurePath: "path",
-        pathlib.PosixPath: "path",
-        pathlib.PurePosixPath: "path",
-        pathlib.WindowsPath: "path",
-        pathlib.PureWindowsPath: "path",
     }
 )
+
+
+# Classes of modules `import ferrotool` does not load: an annotation can name one only once its
+# module is loaded, so they are looked up by name, then checked to be that very class.
+_STRING_CLASSES: Final[Mapping[tuple[str, str], StringValueName]] = MappingProxyType(
+    {
+        ("uuid", "UUID"): "uuid",
+        ("pathlib", "Path"): "path",
+        ("pathlib", "PurePath"): "path",
+        ("pathlib", "PosixPath"): "path",
+        ("pathlib", "PurePosixPath"): "path",
+        ("pathlib", "WindowsPath"): "path",
+        ("pathlib", "PureWindowsPath"): "path",
+    }
+)
+
+
+def _string_value(tp: object) -> StringValueName | None:
+    """The string-encoded value ``tp`` is, if any (a date, a UUID, a path...)."""
+    value = _STRING_VALUES.get(tp)
+    if value is None and isinstance(tp, type):
+        for (module, name), late in _STRING_CLASSES.items():
+            if name == tp.__name__ and getattr(sys.modules.get(module), name, None) is tp:
+                return late
+    return value
+
+
 _LISTS: Final[Mapping[object, ContainerName]] = MappingProxyType(
     {
         list: "list",
@@ -332,7 +350,7 @@ class _Builder:
         """One annotation -> one IR node."""
         try:
             scalar = _SCALARS.get(tp)
-            value = _STRING_VALUES.get(tp) if scalar is None else None
+            value = _string_value(tp) if scalar is None else None
         except TypeError:  # unhashable metadata inside `Annotated`
             scalar = value = None
         if scalar is not None:

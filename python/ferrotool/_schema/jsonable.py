@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
-import pathlib
+import sys
 from typing import Final, cast
 
 import orjson
@@ -61,7 +61,8 @@ def _encode_extra(value: object) -> object:
         if not value.is_finite():
             raise TypeError("not a finite decimal")
         return str(value)
-    if isinstance(value, pathlib.PurePath):
+    pathlib = sys.modules.get("pathlib")  # a path exists only once pathlib is loaded
+    if pathlib is not None and isinstance(value, pathlib.PurePath):
         return str(value)
     if isinstance(value, (set, frozenset)):
         try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import secrets
+import os
 from collections import Counter
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
@@ -123,7 +123,7 @@ class PendingToolCall:
 def fresh_id(base: str, taken: Container[str]) -> str:
     """``<base>#<8 random hex digits>``, an id not in ``taken``."""
     while True:
-        candidate = f"{base}{ID_MARK}{secrets.token_hex(4)}"
+        candidate = f"{base}{ID_MARK}{os.urandom(4).hex()}"
         if candidate not in taken:
             return candidate
 
