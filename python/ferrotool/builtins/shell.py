@@ -39,6 +39,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
+import platform
 import posixpath
 import re
 import shlex
@@ -666,6 +667,17 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
             warnings.warn(
                 f"{SHELL_TOOL}: no sandbox ({self.sandbox_problem}); every command will ask "
                 "before it runs (pass sandbox=False to run commands without a sandbox)",
+                SandboxWarning,
+                stacklevel=2,
+            )
+        elif (
+            self.sandbox is not None
+            and not self.sandbox.unix_sockets
+            and not _sandbox.unix_sockets_confined(self.sandbox)
+        ):
+            warnings.warn(
+                f"{SHELL_TOOL}: the sandbox cannot keep commands from the host's Unix sockets on "
+                f"this architecture ({platform.machine()}); commands may connect to them",
                 SandboxWarning,
                 stacklevel=2,
             )
