@@ -11,6 +11,7 @@ import os
 import platform
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -24,7 +25,12 @@ import pytest
 
 from ferrotool import Toolkit, ToolResultBlock, ToolResultState, ToolUseBlock
 from ferrotool.builtins import Sandbox, SandboxWarning
-from ferrotool.builtins._sandbox import sandbox_problem, seccomp_filter, unix_sockets_confined
+from ferrotool.builtins._sandbox import (
+    BLOCKED_SUFFIX,
+    sandbox_problem,
+    seccomp_filter,
+    unix_sockets_confined,
+)
 from ferrotool.builtins.shell import SHELL_TOOL, ShellCommandTool
 
 PY = os.path.realpath(sys.executable)
@@ -173,3 +179,108 @@ def test_an_unknown_architecture_says_unix_sockets_are_not_confined(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ShellCommandTool(sandbox=Sandbox(unix_sockets=True))  # the operator's own choice
+
+
+# --- files the host runs later ---------------------------------------------------------------
+
+WRITE = "import sys; open(sys.argv[1], 'w').write('#!/bin/sh\\necho planted\\n')"
+RENAME = "import os, sys; os.rename(sys.argv[1], sys.argv[2])"
+# git run from inline code: the command policy asks before a bare ``git config core.hooksPath``
+GIT = "import subprocess, sys; sys.exit(subprocess.call(['git', *sys.argv[1:]]))"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with editor settings and a direnv file, as a project has them."""
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    (work / ".vscode").mkdir()
+    (work / ".vscode" / "tasks.json").write_text("{}")
+    (work / ".envrc").write_text("")
+    return work
+
+
+def _git_config(work: Path, key: str) -> str:
+    shown = subprocess.run(
+        ["git", "-C", str(work), "config", "--get", key], capture_output=True, text=True
+    )
+    return shown.stdout.strip()
+
+
+async def test_the_host_runs_nothing_a_command_plants(repo: Path) -> None:
+    tool = _tool(repo, Sandbox(), "git")
+    hook = await _run(tool, _py(WRITE, ".git/hooks/pre-commit"))
+    assert hook.state is ToolResultState.ERROR
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    configured = await _run(tool, _py(GIT, "config", "core.hooksPath", "/tmp/x"))
+    assert configured.state is ToolResultState.ERROR
+    assert _git_config(repo, "core.hooksPath") == ""
+    for planted in (".vscode/tasks.json", ".envrc"):
+        assert (await _run(tool, _py(WRITE, planted))).state is ToolResultState.ERROR
+        assert "planted" not in (repo / planted).read_text()
+    # nor by moving the repository's folder aside to make a new one
+    moved = await _run(tool, _py(RENAME, ".git", "old-git"))
+    assert moved.state is ToolResultState.ERROR
+    assert (repo / ".git" / "config").is_file()
+    assert not (repo / "old-git").exists()
+    # the project stays writable, and git works in it
+    written = await _run(tool, _py(WRITE, "src/a.py"))
+    assert written.state is ToolResultState.SUCCESS, written.content
+    assert "planted" in (repo / "src" / "a.py").read_text()
+    added = await _run(tool, "git add src/a.py")
+    assert added.state is ToolResultState.SUCCESS, added.content
+    commit = "git -c user.name=t -c user.email=t@example.com commit -q -m add"
+    committed = await _run(tool, commit)
+    assert committed.state is ToolResultState.SUCCESS, committed.content
+
+
+async def test_an_operator_may_leave_the_project_unprotected(repo: Path) -> None:
+    tool = _tool(repo, Sandbox(protected=()), "git")
+    hook = await _run(tool, _py(WRITE, ".git/hooks/pre-commit"))
+    assert hook.state is ToolResultState.SUCCESS, hook.content
+    configured = await _run(tool, _py(GIT, "config", "core.hooksPath", "/tmp/x"))
+    assert configured.state is ToolResultState.SUCCESS, configured.content
+    assert _git_config(repo, "core.hooksPath") == "/tmp/x"
+
+
+PLANT = (
+    "import os\n"
+    "os.makedirs('.claude', exist_ok=True)\n"
+    "open('.claude/settings.json', 'w').write('{}')\n"
+    "open('.mcp.json', 'w').write('{}')\n"
+    "open('.git/commondir', 'w').write('/tmp/elsewhere')\n"
+    "open('src/b.py', 'w').write('ok')\n"
+)
+
+
+async def test_a_protected_path_a_command_creates_is_moved_aside(repo: Path) -> None:
+    result = await _run(_tool(repo), _py(PLANT))
+    assert result.state is ToolResultState.ERROR
+    for planted in (".claude", ".mcp.json", ".git/commondir"):
+        assert not (repo / planted).exists()
+        assert (repo / f"{planted}{BLOCKED_SUFFIX}").exists()
+        assert f"Sandbox: {repo / planted} is protected" in result.content
+    assert (repo / "src" / "b.py").read_text() == "ok"  # the rest of the work stands
+    assert _git_config(repo, "core.bare") == "false"  # git still reads the repository's own
+
+
+async def test_a_worktrees_git_link_is_protected(repo: Path, tmp_path: Path) -> None:
+    author = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
+    first = ["git", "-C", str(repo), *author, "commit", "-q", "--allow-empty", "-m", "first"]
+    subprocess.run(first, check=True)
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(linked)], check=True)
+    link = (linked / ".git").read_text()
+    result = await _run(_tool(linked), _py(WRITE, ".git"))
+    assert result.state is ToolResultState.ERROR
+    assert (linked / ".git").read_text() == link
+
+
+def test_protected_paths_stay_inside_their_folder() -> None:
+    assert Sandbox(protected=["a/./b", ".envrc"]).protected == ("a/b", ".envrc")
+    for bad in ("/etc/passwd", "../x", "a/../../x", "", "."):
+        with pytest.raises(ValueError, match="protected"):
+            Sandbox(protected=[bad])
+    with pytest.raises(TypeError, match="protected"):
+        Sandbox(protected=".envrc")

@@ -10,6 +10,10 @@ On Linux the command runs under bubblewrap (``bwrap``, Debian's ``bubblewrap`` p
   private ``/tmp`` (an empty tmpfs);
 * writable: the tool's working folder and `Sandbox.writable` only (`Sandbox.read_only` paths
   are bound read-only again on top, e.g. a repository's ``.git`` inside a writable folder);
+* in each writable folder, `Sandbox.protected` paths (git's hooks and config, direnv, editors'
+  and agents' settings: what the host runs later) bound read-only where they exist, the
+  folders above them pinned (bound onto themselves, so they cannot be moved aside), and moved
+  aside after the command where it created or replaced one (see `_guard`);
 * `Sandbox.hidden` paths covered last, wherever they are (a folder by an empty tmpfs, a file
   by an empty read-only one): ``~/.ssh``, or a ``.env`` inside the working folder;
 * no network (``--unshare-net``: not even the host's loopback) unless `Sandbox.network`;
@@ -88,6 +92,27 @@ DEFAULT_PROCESSES: Final = 512
 """Processes (and threads) a sandbox may hold at once."""
 DEFAULT_FILE_SIZE: Final = 1 << 30
 """Bytes a sandboxed process may write to one file (``RLIMIT_FSIZE``)."""
+DEFAULT_PROTECTED: Final[tuple[str, ...]] = (
+    ".git/config",
+    ".git/hooks",
+    ".git/commondir",
+    ".husky",
+    ".pre-commit-config.yaml",
+    ".envrc",
+    ".vscode",
+    ".idea",
+    ".github/workflows",
+    ".claude",
+    ".cursor",
+    ".codex",
+    ".gemini",
+    ".mcp.json",
+)
+"""Paths, relative to each writable folder, that the host runs or obeys later: git's hooks and
+config (``core.hooksPath``, ``core.fsmonitor``, ``commondir`` which moves both elsewhere),
+hook managers, direnv, editors' tasks and agents' settings, CI workflows."""
+BLOCKED_SUFFIX: Final = ".ferrotool-blocked"
+"""Appended to a protected path a command created or replaced, when it is moved aside."""
 
 _PROBE_TIMEOUT: Final = 15.0
 _CGROUP_ROOTS: Final = ("/sys/fs/cgroup/pids", "/sys/fs/cgroup")
@@ -121,6 +146,11 @@ class Sandbox:
             that do not exist are skipped.
         hidden: Folders and files shown empty (``~/.ssh``, ``~/.aws``, ``work/.env``), even
             inside a writable folder; those that do not exist are skipped.
+        protected: Paths relative to each writable folder (default `DEFAULT_PROTECTED`) that a
+            command may not change: those that exist are bound read-only, and the folders
+            above them in the writable folder cannot be moved; one a command creates (or
+            replaces, a symlink say) is moved aside when the command has ended (see
+            `Launch.sweep`). ``()`` protects nothing.
         network: Keep the host's network (default: none at all, loopback included).
         unix_sockets: Let commands reach the host's Unix sockets (default: a seccomp filter
             refuses them ``AF_UNIX`` sockets, see `seccomp_filter`).
@@ -135,6 +165,7 @@ class Sandbox:
     writable: Sequence[PathArg] = ()
     read_only: Sequence[PathArg] = ()
     hidden: Sequence[PathArg] = ()
+    protected: Sequence[str] = DEFAULT_PROTECTED
     network: bool = False
     unix_sockets: bool = False
     cpu_seconds: int | None = DEFAULT_CPU_SECONDS
@@ -154,6 +185,19 @@ class Sandbox:
             if isinstance(paths, (str, os.PathLike)):
                 raise TypeError(f"Sandbox.{name} is a sequence of paths, not one path")
             object.__setattr__(self, name, tuple(Path(os.path.abspath(p)) for p in paths))
+        if isinstance(self.protected, (str, os.PathLike)):
+            raise TypeError("Sandbox.protected is a sequence of relative paths, not one path")
+        object.__setattr__(self, "protected", tuple(map(_relative, self.protected)))
+
+
+def _relative(name: str) -> str:
+    """A protected path, checked to stay inside the folder it is relative to."""
+    if not _is_text(name) or not name or "\x00" in name:
+        raise ValueError(f"Sandbox.protected: {name!r} is not a path")
+    clean = os.path.normpath(name)
+    if os.path.isabs(clean) or clean == "." or clean.split(os.sep)[0] == "..":
+        raise ValueError(f"Sandbox.protected: {name!r} is not a path inside a folder")
+    return clean
 
 
 def sandbox_of(sandbox: Sandbox | bool | None) -> Sandbox | None:
@@ -310,7 +354,12 @@ def asks_without_sandbox(
 
 
 def _command(
-    host: _Host, sandbox: Sandbox, cwd: Path, inner: Sequence[str], cgroup: PidsCgroup | None
+    host: _Host,
+    sandbox: Sandbox,
+    cwd: Path,
+    inner: Sequence[str],
+    cgroup: PidsCgroup | None,
+    guard: Sequence[str] = (),
 ) -> list[str]:
     """The argv starting ``inner`` in the sandbox.
 
@@ -318,7 +367,7 @@ def _command(
     hand over.
     """
     program = seccomp_filter(sandbox)
-    argv = _bwrap_argv(host, sandbox, cwd, inner, seccomp=program is not None)
+    argv = _bwrap_argv(host, sandbox, cwd, inner, guard, seccomp=program is not None)
     if program is None and cgroup is None:
         return argv
     procs = "" if cgroup is None else str(cgroup.path / "cgroup.procs")
@@ -327,7 +376,13 @@ def _command(
 
 
 def _bwrap_argv(
-    host: _Host, sandbox: Sandbox, cwd: Path, argv: Sequence[str], *, seccomp: bool
+    host: _Host,
+    sandbox: Sandbox,
+    cwd: Path,
+    argv: Sequence[str],
+    guard: Sequence[str],
+    *,
+    seccomp: bool,
 ) -> list[str]:
     args = [
         host.bwrap,
@@ -348,9 +403,9 @@ def _bwrap_argv(
     if seccomp:
         args += ["--seccomp", str(_SECCOMP_FD)]
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for path in map(os.path.realpath, (cwd, *sandbox.writable)):
-        if path != "/":  # a working folder of / leaves the system read-only all the same
-            args += ["--bind", path, path]
+    for path in _roots(cwd, sandbox):
+        args += ["--bind", path, path]
+    args += guard
     for path in map(os.path.realpath, sandbox.read_only):
         args += ["--ro-bind-try", path, path]
     for path in map(os.path.realpath, sandbox.hidden):  # last: nothing is bound over them
@@ -360,6 +415,85 @@ def _bwrap_argv(
             args += ["--ro-bind", "/dev/null", path]
     args += ["--chdir", os.path.realpath(cwd), "--", *argv]
     return args
+
+
+def _roots(cwd: Path, sandbox: Sandbox) -> list[str]:
+    """The writable folders, real paths (a working folder of / leaves the system read-only)."""
+    return [p for p in map(os.path.realpath, (cwd, *sandbox.writable)) if p != "/"]
+
+
+_Identity = tuple[int, int] | None  # st_dev and st_ino of a path itself, None when missing
+
+
+def _identity(path: str) -> _Identity:
+    try:
+        stat = os.lstat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def _guard(sandbox: Sandbox, roots: Sequence[str]) -> tuple[list[str], dict[str, _Identity]]:
+    """Bubblewrap's arguments protecting `Sandbox.protected`, and what each path is now.
+
+    An existing protected path is bound read-only, and every folder between it and its writable
+    folder is bound onto itself: a mount point cannot be renamed or removed (``EBUSY``), so a
+    command cannot move ``.git`` aside and build another. Where a folder on the way is a file
+    (a worktree's ``.git`` link), that file is what decides, and is protected instead.
+
+    A missing path cannot be kept from being created without making its parent read-only (a
+    repository without hooks could then not commit) or making a mount point for it, which
+    would create it on the host. So missing ones are watched instead: `Launch.sweep` moves
+    aside what a command created, once every process of the sandbox has ended.
+    """
+    depth: dict[str, str] = {}  # real path -> "pin" (bound writable onto itself) or "lock"
+    watched: dict[str, _Identity] = {}
+    for root in roots:
+        for name in sandbox.protected:
+            path = _stand_in(root, name)
+            watched[path] = _identity(path)
+            if not os.path.exists(path):
+                continue
+            real = os.path.realpath(path)
+            owner = next((r for r in roots if real == r or real.startswith(r + os.sep)), None)
+            if owner is None or real == owner:  # read-only already, or the folder itself
+                continue
+            depth[real] = "lock"
+            parent = os.path.dirname(real)
+            while parent != owner and parent.startswith(owner + os.sep):
+                depth.setdefault(parent, "pin")
+                parent = os.path.dirname(parent)
+    args: list[str] = []
+    for path in sorted(depth, key=lambda p: p.count(os.sep)):  # parents first
+        args += ["--bind" if depth[path] == "pin" else "--ro-bind", path, path]
+    return args, watched
+
+
+def _stand_in(root: str, name: str) -> str:
+    """``root/name``, or the first existing non-folder on its way (a ``.git`` file)."""
+    path = root
+    parts = name.split(os.sep)
+    for part in parts[:-1]:
+        path = os.path.join(path, part)
+        if not os.path.lexists(path):
+            break
+        if not os.path.isdir(path):
+            return path
+    return os.path.join(root, name)
+
+
+def _move_aside(path: str) -> str | None:
+    """Rename ``path`` to an unused name ending `BLOCKED_SUFFIX` (``None``: it cannot be)."""
+    for n in range(100):
+        target = f"{path}{BLOCKED_SUFFIX}" + (f"-{n}" if n else "")
+        if os.path.lexists(target):
+            continue
+        try:
+            os.rename(path, target)
+        except OSError:
+            return None
+        return target
+    return None
 
 
 def _limits(sandbox: Sandbox) -> list[str]:
@@ -377,17 +511,44 @@ def _limits(sandbox: Sandbox) -> list[str]:
 
 @final
 class Launch:
-    """A command ready to start: its argv and environment, and the cgroup to remove after."""
+    """A command ready to start.
 
-    def __init__(self, argv: list[str], env: dict[str, str], cgroup: PidsCgroup | None) -> None:
+    Its argv and environment, the cgroup to remove after, and the protected paths to check when
+    it has ended.
+    """
+
+    def __init__(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cgroup: PidsCgroup | None,
+        watched: Mapping[str, _Identity] | None = None,
+    ) -> None:
         self.argv = argv
         self.env = env
         self.cgroup = cgroup
+        self.watched = dict(watched or {})
+
+    def sweep(self) -> list[tuple[str, str | None]]:
+        """Move aside each protected path the command created or replaced (once).
+
+        Call it when the sandbox has ended: its PID namespace is gone with its last process,
+        so nothing can change the paths after they are checked. Returns each path moved and
+        where to (``None``: it could not be moved).
+        """
+        moved = []
+        for path, before in self.watched.items():
+            now = _identity(path)
+            if now is not None and now != before:
+                moved.append((path, _move_aside(path)))
+        self.watched.clear()
+        return moved
 
     async def close(self) -> None:
-        """End what is left in the call's cgroup and remove it."""
+        """End what is left in the call's cgroup and remove it, and check the protected paths."""
         if self.cgroup is not None:
             await self.cgroup.close()
+        self.sweep()
 
 
 def launch(sandbox: Sandbox, argv: Sequence[str], cwd: Path, env: dict[str, str]) -> Launch:
@@ -406,7 +567,8 @@ def launch(sandbox: Sandbox, argv: Sequence[str], cwd: Path, env: dict[str, str]
         # RLIMIT_NPROC does not apply to root's processes: count them in a cgroup instead.
         # bubblewrap's two processes (the trampoline becomes one of them) count too.
         cgroup = PidsCgroup.create(sandbox.processes + 2)
-    return Launch(_command(host, sandbox, cwd, inner, cgroup), env, cgroup)
+    guard, watched = _guard(sandbox, _roots(cwd, sandbox))
+    return Launch(_command(host, sandbox, cwd, inner, cgroup, guard), env, cgroup, watched)
 
 
 @final
@@ -638,10 +800,12 @@ def _filter_path(program: bytes) -> str:
 
 
 __all__ = [
+    "BLOCKED_SUFFIX",
     "DEFAULT_CPU_SECONDS",
     "DEFAULT_FILE_SIZE",
     "DEFAULT_MEMORY",
     "DEFAULT_PROCESSES",
+    "DEFAULT_PROTECTED",
     "ENV_ALLOW",
     "Launch",
     "PidsCgroup",
