@@ -27,6 +27,7 @@ from ferrotool import Toolkit, ToolResultBlock, ToolResultState, ToolUseBlock
 from ferrotool.builtins import Sandbox, SandboxWarning
 from ferrotool.builtins._sandbox import (
     BLOCKED_SUFFIX,
+    _runtime_cover,
     sandbox_problem,
     seccomp_filter,
     unix_sockets_confined,
@@ -284,3 +285,26 @@ def test_protected_paths_stay_inside_their_folder() -> None:
             Sandbox(protected=[bad])
     with pytest.raises(TypeError, match="protected"):
         Sandbox(protected=".envrc")
+
+
+async def test_the_hosts_runtime_folders_are_empty(tmp_path: Path) -> None:
+    service = Path("/run") / f"ferrotool-test-{os.getpid()}-{id(tmp_path)}"
+    service.mkdir()
+    try:
+        (service / "service.sock").write_text("")
+        look = "import os, sys; print(os.path.exists(sys.argv[1]))"
+        covered = await _run(_tool(tmp_path), _py(look, str(service / "service.sock")))
+        assert _out(covered)["stdout"] == "False\n", covered.content
+        shown = Sandbox(unix_sockets=True)
+        seen = await _run(_tool(tmp_path, shown), _py(look, str(service / "service.sock")))
+        assert _out(seen)["stdout"] == "True\n", seen.content
+    finally:
+        shutil.rmtree(service)
+
+
+def test_what_a_command_needs_from_the_runtime_folders_stays() -> None:
+    env = {"PATH": "/run/wrappers/bin:/usr/bin", "XDG_RUNTIME_DIR": "/run/user/0"}
+    args = _runtime_cover(env)
+    assert args.count("--tmpfs") == 1  # /run covers the session's folder; /var/run is /run
+    assert args[:2] == ["--tmpfs", os.path.realpath("/run")]
+    assert args[-3:] == ["--ro-bind-try", "/run/wrappers/bin", "/run/wrappers/bin"]

@@ -20,7 +20,8 @@ On Linux the command runs under bubblewrap (``bwrap``, Debian's ``bubblewrap`` p
 * no Unix sockets of its own (a seccomp filter, see `seccomp_filter`) unless
   `Sandbox.unix_sockets`: a host socket (``/run/docker.sock``, a database's, a session bus)
   is reached through its path, which the read-only file system shows; abstract sockets belong
-  to the network namespace, which ``--unshare-net`` makes the sandbox's own;
+  to the network namespace, which ``--unshare-net`` makes the sandbox's own; the host's
+  ``/run``, ``/var/run`` and ``$XDG_RUNTIME_DIR`` are empty too (see `_runtime_cover`);
 * its own user, PID, IPC, UTS and cgroup namespaces, every capability dropped, no further user
   namespaces (where bubblewrap supports ``--disable-userns``), a new session (no terminal
   injection) and ``--die-with-parent``: when the command ends, or its call is cancelled or
@@ -403,6 +404,8 @@ def _bwrap_argv(
     if seccomp:
         args += ["--seccomp", str(_SECCOMP_FD)]
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    if not sandbox.unix_sockets:
+        args += _runtime_cover()
     for path in _roots(cwd, sandbox):
         args += ["--bind", path, path]
     args += guard
@@ -415,6 +418,38 @@ def _bwrap_argv(
             args += ["--ro-bind", "/dev/null", path]
     args += ["--chdir", os.path.realpath(cwd), "--", *argv]
     return args
+
+
+def _runtime_cover(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Empty tmpfs over the host's runtime folders, where its services keep their sockets.
+
+    ``/run``, ``/var/run`` and ``$XDG_RUNTIME_DIR`` (a session's bus, agents, rootless Docker):
+    defence in depth behind `seccomp_filter`, and the only defence where it is not known. What
+    a command needs from them stays: the real ``/etc/resolv.conf`` (often under
+    ``/run/systemd/resolve``) and the folders of ``PATH`` (NixOS keeps its programs under
+    ``/run``), read-only. The operator's own paths there are bound after, and show.
+    """
+    env = os.environ if environ is None else environ
+    covered: list[str] = []
+    for folder in ("/run", "/var/run", env.get("XDG_RUNTIME_DIR", "")):
+        if not folder or not os.path.isabs(folder) or not os.path.isdir(folder):
+            continue
+        real = os.path.realpath(folder)
+        if real != "/" and not any(_within(real, c) for c in covered):
+            covered = [c for c in covered if not _within(c, real)] + [real]
+    args: list[str] = []
+    for folder in covered:
+        args += ["--tmpfs", folder]
+    keep = [(os.path.realpath("/etc/resolv.conf"),) * 2]
+    keep += [(os.path.realpath(p), p) for p in env.get("PATH", "").split(os.pathsep)]
+    for source, target in keep:
+        if os.path.isabs(target) and any(_within(target, c) for c in covered):
+            args += ["--ro-bind-try", source, target]
+    return args
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _roots(cwd: Path, sandbox: Sandbox) -> list[str]:
