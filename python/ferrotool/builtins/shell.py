@@ -39,6 +39,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
+import platform
 import posixpath
 import re
 import shlex
@@ -669,6 +670,17 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
                 SandboxWarning,
                 stacklevel=2,
             )
+        elif (
+            self.sandbox is not None
+            and not self.sandbox.unix_sockets
+            and not _sandbox.unix_sockets_confined(self.sandbox)
+        ):
+            warnings.warn(
+                f"{SHELL_TOOL}: the sandbox cannot keep commands from the host's Unix sockets on "
+                f"this architecture ({platform.machine()}); commands may connect to them",
+                SandboxWarning,
+                stacklevel=2,
+            )
         super().__init__(
             name=SHELL_TOOL,
             description=_DESCRIPTION,
@@ -868,7 +880,8 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
                 )
             except OSError as error:
                 return _result(-1, "", f"Error: {error.strerror or error}")
-            return await self._wait(process, timeout, charset)
+            result = await self._wait(process, timeout, charset)
+            return result if launch is None else _swept(result, launch.sweep())
         finally:
             if launch is not None:
                 with anyio.CancelScope(shield=True):
@@ -981,6 +994,33 @@ def _kill(process: anyio.abc.Process) -> None:
     except (ProcessLookupError, PermissionError, AttributeError, OSError):
         if process.returncode is None:
             process.kill()
+
+
+def _swept(result: ToolResultBlock, moved: Sequence[tuple[str, str | None]]) -> ToolResultBlock:
+    """``result`` saying which protected paths the sandbox moved aside (see `Sandbox.protected`).
+
+    Such a path is one the host would run or obey later (a git hook, an editor's task): the
+    command's result fails, so the model learns the change did not stand.
+    """
+    if not moved:
+        return result
+    lines = [
+        f"Sandbox: {path} is protected; the command's change was moved to {to}"
+        if to is not None
+        else f"Sandbox: {path} is protected and the command changed it; it could not be moved"
+        for path, to in moved
+    ]
+    out = result.structured
+    assert isinstance(out, dict)
+    stderr = str(out["stderr"])
+    note = "\n".join(lines)
+    returncode = out["returncode"]
+    return _result(
+        returncode if isinstance(returncode, int) and returncode != 0 else 1,
+        str(out["stdout"]),
+        f"{stderr}\n{note}" if stderr else note,
+        timed_out=bool(out["timed_out"]),
+    )
 
 
 def _result(
