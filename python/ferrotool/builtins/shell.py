@@ -31,7 +31,8 @@ applets...), so every check sees the program that really runs as well as the lit
    views as the lists: `match_rule` matches if any view does.
 
 ``git``'s global options (``-C``, ``-c``, ``--git-dir``, ``--work-tree``, ``--no-pager``...) are
-read before its sub-command, so ``deny=["git push"]`` stops ``git -C . push``.
+read before its sub-command, so ``deny=["git push"]`` stops ``git -C . push``, ``git-push`` and
+(by `SUBCOMMAND_ALIASES`) ``git send-pack`` and ``git http-push``.
 """
 
 from __future__ import annotations
@@ -66,7 +67,14 @@ from ferrotool._values.calls import ToolResultBlock, ToolResultState
 from ferrotool._values.content import TextBlock
 from ferrotool._values.json import JsonValue
 from ferrotool.builtins import _sandbox
-from ferrotool.builtins._command import ALIASES, PRIVILEGED, Reading, base, read
+from ferrotool.builtins._command import (
+    ALIASES,
+    PRIVILEGED,
+    SUBCOMMAND_ALIASES,
+    Reading,
+    base,
+    read,
+)
 from ferrotool.builtins._confine import is_inside, real
 from ferrotool.builtins._sandbox import Sandbox, SandboxWarning
 
@@ -301,9 +309,17 @@ def _flags(args: Sequence[str]) -> set[str]:
 
 
 def _long_flag(arg: str) -> str:
-    """The letter of a long flag, by any unambiguous prefix (``--rec`` is ``--recursive``)."""
+    """The letter of a long flag, by any unambiguous prefix (``--rec`` is ``--recursive``).
+
+    ``--interactive=never`` (``no``, ``none``, any prefix, the option by any prefix too) is
+    ``-f``: rm removes without asking either way.
+    """
     if not arg.startswith("--") or len(arg) < 3:
         return ""
+    name, equals, value = arg.partition("=")
+    if equals and len(name) > 3 and "--interactive".startswith(name):
+        never = value and any(word.startswith(value) for word in ("never", "no", "none"))
+        return "f" if never else ""
     matches = {letter for name, letter in _LONG_FLAGS.items() if name.startswith(arg)}
     return matches.pop() if len(matches) == 1 else ""
 
@@ -506,7 +522,9 @@ def _prefix(words: Sequence[str], argv: Sequence[str], *, tail: bool = False) ->
             program = _program(token)
             if word not in (program, ALIASES.get(program)):
                 return False
-        elif token != word:
+        elif token != word and (
+            index != 1 or SUBCOMMAND_ALIASES.get(_program(argv[0]), {}).get(token) != word
+        ):
             return False
     return True
 
@@ -550,11 +568,17 @@ def _names_real(words: Sequence[str], reading: Reading) -> bool:
     fixed = len(words) - (1 if words and words[-1] == "*" else 0)
     if reading.script and not fixed:
         return False  # a script runs only where a pattern names its interpreter
-    if _prefix(words, reading.real):
+    # a word the pattern must reach (python -m's module, find -fprint's file), else 0
+    explicit = 0 if reading.explicit_at is None else reading.explicit_at
+    if fixed > explicit and _prefix(words, reading.real):
         return True
     for index in range(len(reading.layers) - 1):
         position = reading.position(index)
-        if position is not None and fixed > position and _prefix(words, reading.layers[index]):
+        if (
+            position is not None
+            and fixed > position + explicit
+            and _prefix(words, reading.layers[index])
+        ):
             return True
     return False
 
