@@ -552,6 +552,12 @@ FIND_WRITES: list[tuple[str, tuple[str, ...], tuple[str, ...], str]] = [
     ("find . -exec python3 -c x +", ("find *",), (), SAFETY),
     ("find . -okdir rm -rf {} +", ("*",), (), SAFETY),
     ("find . -print", ("find *",), (), ALLOW),
+    # `;` ends -exec when quoted or escaped (an unquoted one is refused before any policy)
+    ("find . -exec rm -rf {} \\;", ("find *",), (), SAFETY),
+    ("find . -exec grep x {} ';' -exec rm -f {} ';'", ("find *", "grep *"), (), SAFETY),
+    ("find . -exec sh -c 'rm x' \\;", ("find *",), (), SAFETY),
+    ("find . -exec grep x {} \\;", ("find *",), (), ASK),
+    ("find . -exec grep x {} \\;", ("find *", "grep *"), (), ALLOW),
 ]
 
 # More wrappers that run their argument (unwrapped, or asking when their syntax hides it).
