@@ -307,20 +307,24 @@ _WRAPPERS: Final[dict[str, _Spec]] = {
 """Programs that run the command after their options, and how their options are written."""
 
 _APPLETS: Final = frozenset({"busybox", "toybox"})
+DISK_WRITERS: Final[tuple[str, ...]] = (
+    "mke2fs",
+    "mkswap",
+    "fdisk",
+    "sfdisk",
+    "parted",
+    "wipefs",
+    "blkdiscard",
+    "shred",
+    "truncate",
+)
+"""Programs that format, partition, wipe or cut storage: dangerous whatever their arguments."""
 _NAMED_RISK: Final = frozenset(
     {
         *ALIASES,
         "rm",
         "dd",
-        "mke2fs",
-        "mkswap",
-        "fdisk",
-        "sfdisk",
-        "parted",
-        "wipefs",
-        "blkdiscard",
-        "shred",
-        "truncate",
+        *DISK_WRITERS,
         "chmod",
         "chown",
         "kill",
