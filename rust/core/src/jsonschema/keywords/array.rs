@@ -102,6 +102,12 @@ impl Reader {
 }
 
 /// Validates an array against the array keywords (not `unevaluatedItems`).
+#[expect(
+    clippy::too_many_lines,
+    reason = "the hot validation path, kept whole: each keyword's `fail!` returns from here at \
+              once in fast mode, which a helper per keyword would turn into a result checked \
+              again at every call"
+)]
 pub(crate) fn validate<I: Instance>(
     ctx: &mut Context<'_>,
     keywords: &ArrayKeywords,

@@ -153,6 +153,12 @@ fn allowed_names(keywords: &ObjectKeywords) -> String {
 ///
 /// A missing required property is reported at the object's path, with `expected` naming the
 /// property (`property "city"`); an unexpected property is reported at the property's own path.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the hot validation path, kept whole: one pass over the instance checks \
+              `properties`, `patternProperties`, `additionalProperties`, `propertyNames` and the \
+              required mask together, and each `fail!` returns from here at once in fast mode"
+)]
 pub(crate) fn validate<I: Instance>(
     ctx: &mut Context<'_>,
     keywords: &ObjectKeywords,
