@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -220,8 +223,58 @@ def test_split_never_invokes_a_shell_and_never_raises_other_errors(text: str) ->
     except CommandError:
         return
     assert argv
-    for token in argv:
-        assert not (set(token) <= set("();<>|&"))
+    assert all(isinstance(token, str) for token in argv)
+
+
+@settings(max_examples=200)
+@given(words=st.lists(st.text(st.characters(exclude_characters="\x00"), max_size=12), min_size=1))
+def test_quoted_words_split_back_into_themselves(words: list[str]) -> None:
+    assert split_command(shlex.join(words)) == words
+
+
+# Characters bash gives a meaning beyond quoting and splitting (expansions, globs, comments,
+# history) are left out, so bash's own word splitting is the oracle.
+_WORDY = "ab ;|&<>()'\"\\\t\n=-"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is the oracle")
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(st.sampled_from(_WORDY), min_size=1, max_size=16))
+def test_words_split_as_bash_splits_them(text: str) -> None:
+    try:
+        argv = split_command(text)
+    except CommandError:
+        return
+    shown = subprocess.run(
+        # Blanks before the first word are nothing to split_command; after `printf` a leading
+        # newline would end bash's command.
+        ["bash", "-c", f"printf '%s\\0' {text.lstrip()}"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    assert argv == shown.decode().split("\x00")[:-1]
+
+
+@pytest.mark.parametrize(
+    ("command", "argv"),
+    [
+        ("find . -exec grep x {} \\;", ["find", ".", "-exec", "grep", "x", "{}", ";"]),
+        ("find . -exec grep x {} ';'", ["find", ".", "-exec", "grep", "x", "{}", ";"]),
+        ("echo \"a|b\" 'c>d' e\\&f", ["echo", "a|b", "c>d", "e&f"]),
+        ('printf "\\$HOME \\\\ \\x"', ["printf", "$HOME \\ \\x"]),
+        ("echo ''", ["echo", ""]),
+    ],
+)
+def test_quoted_operators_are_arguments(command: str, argv: list[str]) -> None:
+    assert split_command(command) == argv
+
+
+@pytest.mark.parametrize(
+    "command", ["echo a; rm x", "echo a|sh", "a && b", "cat <x", "(ls)", "echo a\nrm -rf x"]
+)
+def test_unquoted_operators_are_refused(command: str) -> None:
+    with pytest.raises(CommandError, match=r"shell operator|newline"):
+        split_command(command)
 
 
 def test_prefix_match() -> None:

@@ -287,3 +287,25 @@ def test_console_script_entry_point() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "Oslo: sunny" in done.stdout
+
+
+def test_a_bare_command_prints_its_help() -> None:
+    out = io.StringIO()
+    assert main([], out) == 0
+    text = out.getvalue()
+    assert text.startswith("usage: ferrotool")
+    for command in ("schema", "call", "demo", "serve"):
+        assert command in text
+
+
+def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ferrotool", "schema", "ferrotool.cli.demo:demo_toolkit"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    process.stdout.close()  # `| head -c 0`: the reader is gone before anything is written
+    _, stderr = process.communicate(timeout=60)
+    assert stderr == b""
+    assert process.returncode == 1

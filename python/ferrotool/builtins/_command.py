@@ -4,11 +4,14 @@
 only start another one: wrappers (``env``, ``nice``, ``ionice``, ``timeout``, ``nohup``,
 ``stdbuf``, ``setsid``, ``time``, ``command``, ``exec``, ``sudo``/``doas``/``pkexec``/
 ``runuser``, ``xargs``, ``busybox``/``toybox`` applets, ``chroot``, ``flock``, ``unshare``,
-``nsenter``, ``strace``, ``ltrace``, ``taskset``, ``fakeroot``, ``watch -x``...), each with its
-own options, ``env``'s ``VAR=value`` words and ``env -S`` strings (split again and read). What
-comes out is a `Reading`: every layer from the literal command down to the program that really
-runs, plus the commands ``find -exec`` starts, plus *concerns*: what no reading can see through,
-for which the policy asks with a safety reason (no mode or allow rule overrides it):
+``nsenter``, ``strace``, ``ltrace``, ``taskset``, ``fakeroot``, ``watch -x``, ``setarch``,
+``prlimit``, ``ssh-agent``, ``numactl``, ``firejail``, ``systemd-run``, ``faketime``,
+``valgrind``, the dynamic loader ``ld.so``, ``entr``, ``rlwrap``, ``torsocks``...), each with its
+own options, ``env``'s ``VAR=value`` words (and such words before a program) and ``env -S``
+strings (split again and read); a ``git-<sub>`` program is ``git <sub>``. What comes out is
+a `Reading`: every layer from the literal command down to the program that really runs, plus
+the commands ``find -exec`` starts, plus *concerns*: what no reading can see through, for which
+the policy asks with a safety reason (no mode or allow rule overrides it):
 
 - **inline code**: a shell or an interpreter given code in an argument (``sh -c``, ``bash -lc``,
   ``python -c``, ``perl -e``/``-ne``, ``ruby -e``, ``node -e``/``-p``, ``php -r``, ``lua -e``,
@@ -31,10 +34,15 @@ for which the policy asks with a safety reason (no mode or allow rule overrides 
 Options are read the way getopt reads them: clustered (``-n5``, ``-iS'...'``), attached or
 apart, long ones by any unambiguous prefix (``timeout --sig KILL``, ``rm --rec``).
 
-A program the reader does not know is taken for the program that runs: an unknown wrapper
-cannot be recognised in general, so it is simply a program that is not on the allow list (and
-asks). A shell or interpreter given a script (a file, a module, stdin) is marked `Reading.script`:
-it asks plainly, and only an allow pattern naming it (``bash *``, never a bare ``*``) allows it.
+A program the reader does not know is taken for the program that runs, but it fails closed: the
+first argument naming an interpreter, a wrapper or a program that removes or overwrites is read
+as a command it may run (``frob rm -rf /`` is dangerous, ``mywrap bash x`` a concern), unless the
+program's arguments are data (``grep``, ``echo``...). ``xargs`` giving unread arguments to a
+program that arguments can make run code (an interpreter, a wrapper, ``git``, ``find``...) is a
+concern. A shell or interpreter given a script (a file, a module, stdin) is marked
+`Reading.script`: it asks plainly, and only an allow pattern naming it (``bash *``, never a bare
+``*``) allows it; ``python -m`` and ``find -fprint`` (``-fprint0``, ``-fprintf``, ``-fls``) are
+allowed only by a pattern that reaches the module or the file (`Reading.explicit_at`).
 
 Reading costs time linear in the command's size: each layer is a slice of the previous one
 (or one ``env -S`` split), the layers are bounded by `MAX_DEPTH`, and no pattern backtracks.
@@ -85,6 +93,8 @@ class Reading:
         inline_at: Where in `real` the option giving an interpreter inline code sits, when
             that is the only concern (an allow pattern reaching that word names it).
         find_deletes: The real command is ``find ... -delete``.
+        explicit_at: A word of `real` an allow pattern must reach to allow it (``python -m``'s
+            module, ``find -fprint``'s file): a wider pattern leaves the command asking.
     """
 
     layers: tuple[tuple[str, ...], ...]
@@ -95,6 +105,7 @@ class Reading:
     script: bool = False
     inline_at: int | None = None
     find_deletes: bool = False
+    explicit_at: int | None = None
 
     @property
     def real(self) -> tuple[str, ...]:
@@ -139,6 +150,10 @@ class _Spec:
     dash: bool = False  # a lone ``-`` is an option (``env -``)
     stop: frozenset[str] = frozenset()  # options after which no command follows
     inline: frozenset[str] = frozenset()  # options whose value is shell code
+    runs: frozenset[str] = frozenset()  # options naming a program or library it runs or loads
+    lead: int = 0  # words before the options (setarch's architecture)
+    shell: bool = False  # the command runs through a shell (``sg``, ``parallel``, ``watch``)
+    exec_flag: frozenset[str] = frozenset()  # options that run the command without a shell
 
 
 def _spec(
@@ -152,6 +167,10 @@ def _spec(
     dash: bool = False,
     stop: str = "",
     inline: str = "",
+    runs: str = "",
+    lead: int = 0,
+    shell: bool = False,
+    exec_flag: str = "",
 ) -> _Spec:
     return _Spec(
         value=value,
@@ -163,6 +182,10 @@ def _spec(
         dash=dash,
         stop=frozenset(stop.split()),
         inline=frozenset(inline.split()),
+        runs=frozenset(runs.split()),
+        lead=lead,
+        shell=shell,
+        exec_flag=frozenset(exec_flag.split()),
     )
 
 
@@ -230,8 +253,51 @@ _WRAPPERS: Final[dict[str, _Spec]] = {
         "T", "--sched-runtime --sched-period --sched-deadline", operands=1, stop="-p --pid -m --max"
     ),
     "fakeroot": _spec("lsi", "--lib --faked"),
-    "watch": _spec("n", "--interval"),
-    "sg": _spec(operands=1),
+    "watch": _spec("nd", "--interval", shell=True, exec_flag="-x --exec"),
+    "sg": _spec(operands=1, shell=True),
+    "parallel": _spec(shell=True),
+    "setarch": _spec(lead=1, stop="--list"),
+    "linux32": _spec(),
+    "linux64": _spec(),
+    "i386": _spec(),
+    "x86_64": _spec(),
+    "prlimit": _spec("po", "--pid --output", optional="acdefilmnqrstuvxy", stop="-p --pid"),
+    "ssh-agent": _spec("aEOPt", stop="-k"),
+    "dbus-run-session": _spec("", "--config-file --dbus-daemon", runs="--dbus-daemon"),
+    "numactl": _spec(
+        "ipPmNCwu",
+        "--interleave --preferred --preferred-many --membind --cpunodebind --physcpubind "
+        "--weighted-interleave",
+        stop="-s -H --show --hardware",
+    ),
+    "firejail": _spec(stop="--list --tree --top --version --help"),
+    "systemd-run": _spec(
+        "upEHMd",
+        "--unit --property --description --slice --setenv --host --machine --uid --gid "
+        "--nice --working-directory --on-active --on-boot --on-startup --on-unit-active "
+        "--on-unit-inactive --on-calendar --on-clock-change --on-timezone-change "
+        "--timer-property --path-property --socket-property --service-type --json",
+    ),
+    "faketime": _spec("p", "--date-prog", operands=1, runs="--date-prog"),
+    "valgrind": _spec(runs="--db-command"),
+    "ld.so": _spec(
+        "",
+        "--library-path --preload --audit --argv0 --inhibit-rpath --glibc-hwcaps-prepend "
+        "--glibc-hwcaps-mask",
+        stop="--list --verify --help --version --list-tunables --list-diagnostics",
+        runs="--library-path --preload --audit",
+    ),
+    "entr": _spec(inline="-s"),
+    "rlwrap": _spec(
+        "bCDefFgHlMOPqsStwz",
+        "--break-chars --command-name --history-filename --file --logfile --filter "
+        "--histsize --prompt-colour --pre-given --substitute-prompt --wait-before-prompt",
+        optional="admop",
+        runs="-z --filter",
+    ),
+    "torsocks": _spec("upaP", "--user --pass --address --port"),
+    "proxychains": _spec("f"),
+    "proxychains4": _spec("f"),
     "script": _spec(
         "cEoIOTB",
         "--command --echo --output-limit --log-in --log-out --log-timing --log-io",
@@ -241,6 +307,194 @@ _WRAPPERS: Final[dict[str, _Spec]] = {
 """Programs that run the command after their options, and how their options are written."""
 
 _APPLETS: Final = frozenset({"busybox", "toybox"})
+DISK_WRITERS: Final[tuple[str, ...]] = (
+    "mke2fs",
+    "mkswap",
+    "fdisk",
+    "sfdisk",
+    "parted",
+    "wipefs",
+    "blkdiscard",
+    "shred",
+    "truncate",
+)
+"""Programs that format, partition, wipe or cut storage: dangerous whatever their arguments."""
+_NAMED_RISK: Final = frozenset(
+    {
+        *ALIASES,
+        "rm",
+        "dd",
+        *DISK_WRITERS,
+        "chmod",
+        "chown",
+        "kill",
+        "pkill",
+        "killall",
+        "reboot",
+        "shutdown",
+        "halt",
+        "poweroff",
+        "init",
+        "telinit",
+        "systemctl",
+        "crontab",
+        "iptables",
+        "ip6tables",
+        "nft",
+        "curl",
+        "wget",
+        "tar",
+        "cp",
+        "mv",
+        "tee",
+    }
+)
+"""Programs that remove, overwrite or fetch: an unknown program naming one may run it."""
+_DATA: Final = frozenset(
+    {
+        "ls",
+        "cat",
+        "echo",
+        "printf",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "ack",
+        "head",
+        "tail",
+        "wc",
+        "which",
+        "whereis",
+        "type",
+        "file",
+        "stat",
+        "apropos",
+        "whatis",
+        "info",
+        "touch",
+        "mkdir",
+        "rmdir",
+        "rm",
+        "unlink",
+        "cp",
+        "mv",
+        "ln",
+        "install",
+        "chmod",
+        "chown",
+        "chgrp",
+        "du",
+        "df",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "diff",
+        "cmp",
+        "comm",
+        "cut",
+        "tr",
+        "uniq",
+        "tee",
+        "test",
+        "[",
+        "true",
+        "false",
+        "pgrep",
+        "pkill",
+        "killall",
+        "kill",
+        "ps",
+        "pidof",
+        "apt",
+        "apt-get",
+        "apt-cache",
+        "dpkg",
+        "rpm",
+        "yum",
+        "dnf",
+        "pacman",
+        "brew",
+        "pip",
+        "pip3",
+        "npm",
+        "yarn",
+        "pnpm",
+        "cargo",
+        "go",
+        "gem",
+        "jq",
+        "yq",
+        "curl",
+        "wget",
+        "base64",
+        "sha256sum",
+        "sha1sum",
+        "md5sum",
+        "tree",
+        "id",
+        "whoami",
+        "date",
+        "sleep",
+        "seq",
+        "locate",
+        "fd",
+        "fdfind",
+        "dig",
+        "host",
+        "nslookup",
+        "ping",
+        "shred",
+        "truncate",
+        "dd",
+        "mkswap",
+        "wipefs",
+        "tldr",
+        "pwd",
+        "uname",
+        "hostname",
+        "lsblk",
+        "blkid",
+        "namei",
+        "nl",
+        "fold",
+        "fmt",
+        "paste",
+        "join",
+        "od",
+        "xxd",
+        "hexdump",
+        "strings",
+        "column",
+        "rev",
+        "tac",
+        "shuf",
+        "gzip",
+        "gunzip",
+        "bzip2",
+        "xz",
+        "zstd",
+        "unzip",
+        "patch",
+        "crontab",
+        "systemctl",
+        "journalctl",
+        "pytest",
+        "ruff",
+        "mypy",
+        "black",
+        "isort",
+        "flake8",
+        "pylint",
+    }
+)
+"""Programs whose arguments are data (files, patterns, text, package names): their
+arguments are not read for a command they might run (``grep -r python .``, ``echo rm``)."""
+_LOADER: Final = re.compile(r"^ld(?:-linux[-\w.]*|-musl-[-\w]+)?\.so(?:\.[0-9]+)*$")
+_ASSIGNMENT: Final = re.compile(r"^[^=]+=")
+_PREFIX_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 _PYTHON: Final = re.compile(r"^(python|pypy|pythonw)[0-9.]*w?$")
 
@@ -254,6 +508,7 @@ class _Interp:
     valued: str = ""  # short options that take a value, attached or the next word
     module: str = ""  # short options that run a named module or file (a script)
     digits: str = ""  # short options followed by optional digits (``perl -l0 -0777``)
+    named: str = ""  # of `module`, those whose value a pattern must name (``python -m``)
     long_inline: frozenset[str] = frozenset()
     long_valued: frozenset[str] = frozenset()
 
@@ -266,6 +521,7 @@ def _interp(
     long_inline: str = "",
     long_valued: str = "",
     digits: str = "",
+    named: str = "",
 ) -> _Interp:
     return _Interp(
         inline,
@@ -273,6 +529,7 @@ def _interp(
         valued,
         module,
         digits,
+        named,
         frozenset(long_inline.split()),
         frozenset(long_valued.split()),
     )
@@ -282,7 +539,7 @@ _SHELL: Final = _interp(
     "c", valued="oO", long_inline="--command --init-command", long_valued="--rcfile --init-file"
 )
 _INTERPRETERS: Final[dict[str, _Interp]] = {
-    "python": _interp("c", valued="WX", module="m"),
+    "python": _interp("c", valued="WX", module="m", named="m"),
     "perl": _interp("eE", attached="MmxidDC", valued="I", digits="l0"),
     "ruby": _interp("e", attached="xWTKF", valued="IrEC", digits="0"),
     "node": _interp(
@@ -309,6 +566,20 @@ _INTERPRETERS: Final[dict[str, _Interp]] = {
     ),
     "vim": _interp("c", long_inline="--cmd"),
     "emacs": _interp(long_inline="--eval -eval --execute -execute -f --funcall"),
+    "guile": _interp("c", valued="lLCx", long_valued="--use-srfi --language"),
+    "racket": _interp("e", valued="ftlrpkmiu", long_inline="--eval --load"),
+    "elixir": _interp("e", valued="r", long_inline="--eval --rpc-eval", long_valued="--require"),
+    "erl": _interp(long_inline="-eval -s -run"),
+    "sbcl": _interp(long_inline="--eval --load"),
+    "clisp": _interp("x", valued="iIMLBcl"),
+    "groovy": _interp("e"),
+    "scala": _interp("e"),
+    "jrunscript": _interp("e", valued="l", long_inline="-e"),
+    "gnuplot": _interp("e", long_inline="--e"),
+    "octave": _interp(long_inline="--eval"),
+    "ghc": _interp("e"),
+    "pike": _interp("e"),
+    "jshell": _interp(),
 }
 for _name in (
     "sh",
@@ -336,41 +607,94 @@ for _name in ("vi", "nvim", "ex", "view", "vimdiff"):
     _INTERPRETERS[_name] = _INTERPRETERS["vim"]
 for _name in ("lua5.1", "lua5.2", "lua5.3", "lua5.4"):
     _INTERPRETERS[_name] = _INTERPRETERS["lua"]
-_PERL: Final = re.compile(r"^perl[0-9.]*$")
+_VERSIONED: Final = re.compile(r"^([A-Za-z]+?)[-_]?[0-9][0-9.]*$")
 _VIM: Final = frozenset({"vim", "vi", "nvim", "ex", "view", "vimdiff"})
 
 _POWERSHELL: Final = frozenset({"pwsh", "powershell", "powershell.exe", "pwsh.exe"})
 _AWK: Final = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 _AWK_RISK: Final = re.compile(r"system|\||@load")
 
-# ordinary programs with options that run a command
-_COMMAND_OPTIONS: Final[dict[str, tuple[str, ...]]] = {
-    "tar": (
-        "--to-command",
-        "--checkpoint-action",
-        "--use-compress-program",
-        "-I",
-        "--info-script",
-        "--new-volume-script",
-        "-F",
-        "--rsh-command",
-    ),
-    "rsync": ("-e", "--rsh", "--rsync-path"),
-    "ssh": (),  # -o ProxyCommand and the like (_SSH_RISKY)
-    "scp": ("-S",),
-    "sftp": ("-S",),
-    "zip": ("-TT", "--unzip-command"),
-    "sort": ("--compress-program",),
-    "split": ("--filter",),
-    "man": ("-P", "--pager", "-H", "--html"),
-}
+
+@dataclass(frozen=True, slots=True)
+class _Runs:
+    """Options of an ordinary program that make it run a command (or read one from a file)."""
+
+    short: str = ""  # short options that run something (``tar -I``), read in clusters
+    valued: str = ""  # other short options that take a value (they end a cluster)
+    long: frozenset[str] = frozenset()  # long ones, by any prefix getopt_long would take
+    exact: frozenset[str] = frozenset()  # long options that are prefixes of those
+    words: tuple[str, ...] = ()  # options of several letters after one dash (``zip -TT``)
+    only: tuple[tuple[str, re.Pattern[str]], ...] = ()  # ...only when the value matches
+    bundled: bool = False  # the first word may be a cluster without a dash (``tar xIf``)
+    assigns: frozenset[str] = frozenset()  # ``VAR=value`` operands that run something
+    plus: re.Pattern[str] | None = None  # a ``+command`` operand matching this runs one
+
+
+def _runs(
+    short: str = "",
+    long: str = "",
+    *,
+    valued: str = "",
+    exact: str = "",
+    words: str = "",
+    only: dict[str, str] | None = None,
+    bundled: bool = False,
+    assigns: str = "",
+    plus: str = "",
+) -> _Runs:
+    return _Runs(
+        short=short,
+        valued=valued,
+        long=frozenset(long.split()),
+        exact=frozenset(exact.split()),
+        words=tuple(words.split()),
+        only=tuple((option, re.compile(value, re.I)) for option, value in (only or {}).items()),
+        bundled=bundled,
+        assigns=frozenset(assigns.split()),
+        plus=re.compile(plus) if plus else None,
+    )
+
+
 _SSH_RISKY: Final = (
-    "proxycommand",
-    "localcommand",
-    "permitlocalcommand",
-    "knownhostscommand",
-    "remotecommand",
+    r"^\s*(?:proxycommand|localcommand|permitlocalcommand|knownhostscommand|remotecommand"
+    r"|include|securitykeyprovider|pkcs11provider|match)"
 )
+_DEVICE_FILE: Final = r"^(?:/dev/|/proc/|-$)"
+_RUNS: Final[dict[str, _Runs]] = {
+    "tar": _runs(
+        "IF",
+        "--to-command --use-compress-program --info-script --new-volume-script --rsh-command "
+        "--rmt-command --checkpoint-action",
+        valued="bCfgHKLNTVX",
+        exact="--checkpoint",
+        only={"--checkpoint-action": "exec"},
+        bundled=True,
+    ),
+    "rsync": _runs("eM", "--rsh --rsync-path --remote-option", valued="BfT@", exact="--rsync"),
+    "ssh": _runs("oF", valued="BbcDEeIiJLlmOpQRSWw", only={"-o": _SSH_RISKY}),
+    "scp": _runs("SFo", valued="cDiJlPX", only={"-o": _SSH_RISKY}),
+    "sftp": _runs("SDFbo", valued="BcilPRsX", only={"-o": _SSH_RISKY}),
+    "zip": _runs("", "--unzip-command", words="-TT"),
+    "sort": _runs("", "--compress-program"),
+    "split": _runs("", "--filter"),
+    "man": _runs("PH", "--pager --html", valued="CELMmpRrSseXT"),
+    "make": _runs(
+        "Ef",
+        "--eval --file --makefile",
+        valued="CIoW",
+        only={"-f": _DEVICE_FILE, "--file": _DEVICE_FILE, "--makefile": _DEVICE_FILE},
+        assigns="SHELL .SHELLFLAGS MAKEFLAGS MFLAGS MAKEFILES MAKESHELL",
+    ),
+    "less": _runs("", plus=r"[!|v]"),
+}
+"""Ordinary programs with options that run a command, and how those are written: any of them
+is a concern (the command they run is never read)."""
+_RUNS["gmake"] = _RUNS["make"]
+_ARGUMENTS_RUN: Final = frozenset(
+    {*_AWK, "git", "find", "sed", "gsed", "sqlite3", "sqlite", "vim", "cmd", "cmd.exe"}
+)
+"""Programs besides interpreters and wrappers that some arguments make run code (``xargs``
+giving them unread arguments is a concern)."""
 
 # git's global options (before the sub-command)
 _GIT_VALUE: Final = frozenset(
@@ -428,43 +752,59 @@ _GIT_SECTIONS: Final = frozenset(
         "man",
         "guitool",
         "protocol",
+        "gpg",
+        "credential",
+        "sendemail",
+        "include",
+        "hook",
     }
 )
 _GIT_SUFFIXES: Final = (
-    ".helper",
-    ".textconv",
-    ".command",
-    ".driver",
+    "cmd",
+    "command",
+    "hook",
+    "program",
+    "pager",
+    "editor",
+    "helper",
+    "tool",
+    "askpass",
+    "proxy",
+    "textconv",
+    "driver",
     ".clean",
     ".smudge",
     ".process",
-    ".program",
-    ".cmd",
     ".uploadpack",
     ".receivepack",
-    ".proxycommand",
     ".path",
 )
+"""Endings of keys that name a program, whatever their section (``core.sshCommand``,
+``diff.<driver>.textconv``, ``uploadpack.packObjectsHook``): matched by pattern, so a key
+this list does not spell still asks."""
 # git sub-commands' options that run a command
-_GIT_RUNS: Final[dict[str, tuple[str, ...]]] = {
-    "rebase": ("-x", "--exec"),
-    "difftool": ("-x", "--extcmd", "-t", "--tool"),
-    "mergetool": ("-t", "--tool"),
-    "fetch": ("--upload-pack",),
-    "pull": ("--upload-pack",),
-    "clone": ("-u", "--upload-pack", "--template", "-c", "--config"),
-    "ls-remote": ("--upload-pack",),
-    "push": ("--receive-pack", "--exec"),
-    "archive": ("--exec",),
-    "send-email": ("--smtp-server", "--to-cmd", "--cc-cmd", "--sendmail-cmd"),
-    "init": ("--template",),
-    "bisect": ("run",),
-    "submodule": ("foreach",),
-    "filter-branch": ("",),
-    "daemon": ("",),
-    "instaweb": ("",),
-    "credential": ("",),
+_GIT_RUNS: Final[dict[str, _Runs]] = {
+    "grep": _runs("O", "--open-files-in-pager", valued="efABCm"),
+    "rebase": _runs("x", "--exec", valued="sXC"),
+    "difftool": _runs("xt", "--extcmd --tool"),
+    "mergetool": _runs("t", "--tool"),
+    "fetch": _runs("", "--upload-pack"),
+    "pull": _runs("", "--upload-pack"),
+    "clone": _runs("uc", "--upload-pack --template --config", valued="objs"),
+    "ls-remote": _runs("", "--upload-pack"),
+    "push": _runs("", "--receive-pack --exec"),
+    "send-pack": _runs("", "--receive-pack --exec"),
+    "archive": _runs("", "--exec"),
+    "send-email": _runs("", "--smtp-server --to-cmd --cc-cmd --sendmail-cmd"),
+    "init": _runs("", "--template"),
+    "bisect": _runs(words="run"),
+    "submodule": _runs(words="foreach"),
 }
+_GIT_ALWAYS: Final = frozenset({"filter-branch", "daemon", "instaweb", "credential"})
+"""git sub-commands that run commands whatever their options."""
+SUBCOMMAND_ALIASES: Final = {"git": {"send-pack": "push", "http-push": "push"}}
+"""Sub-commands a rule names by another's name: ``deny=["git push"]`` stops ``git send-pack``
+and ``git http-push`` (each pushes the way ``git push`` does)."""
 
 # environment variables that change which program runs or what it loads
 _ENV_EXACT: Final = frozenset(
@@ -536,6 +876,7 @@ class _Builder:
         self.script = False
         self.inline_at: int | None = None
         self.find_deletes = False
+        self.explicit_at: int | None = None
         self.depth = depth
 
     def push(self, argv: Sequence[str], start: int | None) -> None:
@@ -561,6 +902,7 @@ class _Builder:
             script=self.script,
             inline_at=self.inline_at if len(self.concerns) == 1 else None,
             find_deletes=self.find_deletes,
+            explicit_at=self.explicit_at,
         )
 
 
@@ -582,6 +924,18 @@ def read(argv: Sequence[str], depth: int = 0) -> Reading:
                 current = builder.layers[-1]
                 continue
             break
+        if _PREFIX_ASSIGNMENT.match(current[0]):
+            after = _assignments(current[0][:40], current, 0, builder)
+            if after >= len(current):
+                break
+            builder.push(current[after:], after)
+            current = builder.layers[-1]
+            continue
+        if name.startswith("git-") and len(name) > 4:  # git-push is git push
+            builder.push(("git", name[4:], *current[1:]), 0)
+            current = builder.layers[-1]
+            break
+        name = _wrapper_name(name)
         spec = _WRAPPERS.get(name)
         if spec is None:
             break
@@ -594,8 +948,30 @@ def read(argv: Sequence[str], depth: int = 0) -> Reading:
         builder.push(rest, start)
         current = builder.layers[-1]
     if current and depth + len(builder.layers) <= MAX_DEPTH:
+        if builder.open_tail and _runs_by_arguments(base(current[0])):
+            builder.concern(
+                f"'xargs' gives '{base(current[0])}' arguments the policy cannot read, and "
+                "they may make it run code"
+            )
         _inspect(current, builder)
     return builder.reading()
+
+
+def _wrapper_name(name: str) -> str:
+    """The `_WRAPPERS` entry a program goes by (the dynamic loader has many names)."""
+    return "ld.so" if _LOADER.match(name) else name
+
+
+def _runs_by_arguments(name: str) -> bool:
+    """Whether arguments alone can make ``name`` run code (``xargs`` supplies unread ones)."""
+    return (
+        _interpreter_of(name) is not None
+        or _wrapper_name(name) in _WRAPPERS
+        or name in _APPLETS
+        or name in _ARGUMENTS_RUN
+        or name in _RUNS
+        or name in _POWERSHELL
+    )
 
 
 def _unwrap(
@@ -611,11 +987,12 @@ def _unwrap(
             return None
         if option in spec.inline:
             builder.concern(f"'{name} {option}' runs shell code given inline")
+        if option in spec.runs:
+            builder.concern(f"'{name} {option}' names a program or library it runs or loads")
         if name == "env" and option in ("-S", "--split-string"):
             split = value or ""
             splits += 1
-        if name == "watch" and option in ("-x", "--exec"):
-            exec_flag = True
+        exec_flag = exec_flag or option in spec.exec_flag
     if name == "flock" and index < len(argv):
         # flock [options] file -c command
         for word in argv[index + 1 : index + 2]:
@@ -624,13 +1001,7 @@ def _unwrap(
                 return None
     index += min(spec.operands, max(0, len(argv) - index))
     if spec.assignments:
-        while index < len(argv) and "=" in argv[index] and not argv[index].startswith("="):
-            variable = argv[index].split("=", 1)[0]
-            if variable in _ENV_EXACT or variable.startswith(_ENV_PREFIXES):
-                builder.concern(
-                    f"'{name}' sets {variable}, which changes what the command runs or loads"
-                )
-            index += 1
+        index = _assignments(name, argv, index, builder)
     if split is not None:
         if splits > 1 or "$" in split or "#" in split or re.search(r"\\[^_]", split):
             builder.concern(
@@ -643,13 +1014,9 @@ def _unwrap(
             builder.concern("the 'env -S' string does not split: it cannot be read")
             return None
         return ("env", *words, *argv[index:]), None
-    if name == "watch" and not exec_flag:
+    if spec.shell and not exec_flag:
         if index < len(argv):
-            builder.concern("'watch' runs its command through a shell (without -x)")
-        return None
-    if name == "sg":
-        if index < len(argv):
-            builder.concern("'sg' runs its command through a shell")
+            builder.concern(f"'{name}' runs its command through a shell")
         return None
     if name in ("su", "script") or (
         name == "runuser" and not any(option in ("-u", "--user") for option, _ in options)
@@ -658,6 +1025,22 @@ def _unwrap(
     if name == "xargs":
         builder.open_tail = True
     return argv[index:], index
+
+
+def _assignments(name: str, argv: Sequence[str], index: int, builder: _Builder) -> int:
+    """Where ``VAR=value`` words from ``index`` end.
+
+    A variable that changes what runs is a concern (``env GIT_PAGER=x git log``,
+    ``LD_PRELOAD=x ls``, and the same words before a program).
+    """
+    while index < len(argv) and _ASSIGNMENT.match(argv[index]):
+        variable = argv[index].split("=", 1)[0]
+        if variable in _ENV_EXACT or variable.startswith(_ENV_PREFIXES):
+            builder.concern(
+                f"'{name}' sets {variable}, which changes what the command runs or loads"
+            )
+        index += 1
+    return index
 
 
 def _long_name(name: str, known: frozenset[str]) -> str:
@@ -676,6 +1059,8 @@ def _options(spec: _Spec, argv: Sequence[str]) -> tuple[int, list[tuple[str, str
     seen: list[tuple[str, str | None]] = []
     count = len(argv)
     index = 1
+    if spec.lead and count > 1 and not argv[1].startswith("-"):
+        index += min(spec.lead, count - 1)
     while index < count:
         arg = argv[index]
         if arg == "--":
@@ -729,21 +1114,25 @@ def _inspect(argv: tuple[str, ...], builder: _Builder) -> None:
     """Concerns of the real program: inline code, git, find, awk, command-running options."""
     name = base(argv[0])
     args = argv[1:]
-    interp = _INTERPRETERS.get(name)
-    if interp is None and _PYTHON.match(name):
-        interp = _INTERPRETERS["python"]
-    elif interp is None and _PERL.match(name):
-        interp = _INTERPRETERS["perl"]
+    interp = _interpreter_of(name)
     if interp is not None:
         _interpreter(name, interp, args, builder)
+        if name == "gdb":  # ``gdb --args prog ...`` runs prog (given ``run``, in any script)
+            at = next((i for i, arg in enumerate(args) if arg in ("--args", "-args")), None)
+            if at is not None and at + 1 < len(args):
+                builder.subcommands.append(
+                    read(args[at + 1 :], builder.depth + len(builder.layers))
+                )
     elif name in _POWERSHELL or name in ("cmd", "cmd.exe"):
         where = next((i for i, arg in enumerate(args, start=1) if _powershell_inline(arg)), None)
         if where is not None:
             builder.inline(name, where, argv[where])
         else:
             builder.script = True
-    elif name == "deno" and args and args[0] in ("eval", "repl"):
+    elif name in ("deno", "bun") and args and args[0] in ("eval", "repl", "-e", "--eval"):
         builder.inline(name, 1, args[0])
+    elif name in ("deno", "bun"):
+        builder.script = True
     elif name in _AWK:
         _awk(name, args, builder)
     elif name == "git":
@@ -759,8 +1148,56 @@ def _inspect(argv: tuple[str, ...], builder: _Builder) -> None:
             for arg in args
         ):
             builder.concern("'sqlite3' dot-commands run a shell or write files")
-    elif name in _COMMAND_OPTIONS:
+    elif name in _RUNS:
         _command_options(name, args, builder)
+    elif name not in _DATA:
+        _unknown(argv, builder)
+
+
+def _unknown(argv: tuple[str, ...], builder: _Builder) -> None:
+    """A program the reader does not know may be a wrapper: it fails closed.
+
+    The first argument naming an interpreter, a wrapper or a program that removes, overwrites
+    or fetches is read as a command it runs (a sub-command, so the lists and the dangerous
+    commands see it), and an interpreter so named is a concern (``frob rm -rf /``,
+    ``mywrap bash -c x``). Programs whose arguments are data (`_DATA`) are not read so.
+    """
+    for index in range(1, len(argv)):
+        name = base(argv[index])
+        if argv[index].startswith("-") or not (
+            _interpreter_of(name) is not None
+            or _wrapper_name(name) in _WRAPPERS
+            or name in _APPLETS
+            or name in _ARGUMENTS_RUN
+            or name in _RUNS
+            or name in _POWERSHELL
+            or name in _NAMED_RISK
+            or name in PRIVILEGED
+            or name.startswith("mkfs")
+        ):
+            continue
+        sub = read(argv[index:], builder.depth + len(builder.layers))
+        builder.subcommands.append(sub)
+        if _interpreter_of(sub.program) is not None or sub.program in _POWERSHELL:
+            builder.concern(
+                f"'{base(argv[0])}' names the interpreter '{sub.program}': it may run it"
+            )
+        return
+
+
+def _interpreter_of(name: str) -> _Interp | None:
+    """How the interpreter ``name`` takes inline code, by its family.
+
+    A version after the name (``python3.11``, ``pypy3``, ``perl5.36``, ``ruby3.1``,
+    ``node18``, ``php8.2``, ``lua5.4``, ``tclsh8.6``, ``luajit-2.1``) is the same interpreter.
+    """
+    found = _INTERPRETERS.get(name)
+    if found is not None:
+        return found
+    if _PYTHON.match(name):
+        return _INTERPRETERS["python"]
+    family = _VERSIONED.match(name)
+    return _INTERPRETERS.get(family.group(1)) if family else None
 
 
 def _interpreter(name: str, spec: _Interp, args: Sequence[str], builder: _Builder) -> None:
@@ -793,6 +1230,8 @@ def _interpreter(name: str, spec: _Interp, args: Sequence[str], builder: _Builde
                 return
             if letter in spec.module:
                 builder.script = True
+                if letter in spec.named:  # the module is the rest of the word or the next one
+                    builder.explicit_at = index + (position == len(letters))
                 return
             if letter in spec.attached:
                 break
@@ -838,6 +1277,7 @@ def _awk(name: str, args: Sequence[str], builder: _Builder) -> None:
             "--include",
             "--load",
             "--exec",
+            "-W",
         )
         if takes and not value and not equals:
             index += 1
@@ -897,32 +1337,71 @@ def _sed(name: str, args: Sequence[str], builder: _Builder) -> None:
 
 
 def _command_options(name: str, args: Sequence[str], builder: _Builder) -> None:
-    options = _COMMAND_OPTIONS[name]
+    option = _running_option(_RUNS[name], args)
+    if option is not None:
+        builder.concern(f"'{name} {option}' runs a command")
+
+
+def _running_option(spec: _Runs, args: Sequence[str]) -> str | None:
+    """The first of ``args`` (a program's arguments) that makes it run a command, if any.
+
+    Read as `spec` spells them: short options in clusters (``-xI cmd``,
+    ``-vo ProxyCommand=x``), long ones by any prefix getopt_long takes (``--to-comm=``), with
+    their value attached or next.
+    """
     for index, arg in enumerate(args):
-        lowered = arg.lower()
-        if name in ("ssh", "scp", "sftp"):
-            value = ""
-            if lowered == "-o" and index + 1 < len(args):
-                value = args[index + 1].lower()
-            elif lowered.startswith("-o"):
-                value = lowered[2:]
-            if value.lstrip().startswith(_SSH_RISKY):
-                builder.concern(
-                    f"'{name} -o {value.split('=')[0].split()[0]}' runs a local command"
-                )
-                return
-            if name != "ssh" and arg == "-S":
-                builder.concern(f"'{name} -S' runs a program of its choosing")
-                return
+        if arg == "--":
+            break
+        following = args[index + 1] if index + 1 < len(args) else ""
+        for word in spec.words:
+            if arg == word or (word.startswith("-") and arg.startswith(word)):
+                return word
+        if spec.plus is not None and arg.startswith("+") and spec.plus.search(arg[1:]):
+            return arg[:12]
+        if "=" in arg and arg.split("=", 1)[0] in spec.assigns:
+            return arg.split("=", 1)[0] + "="
+        if arg.startswith("--"):
+            name, equals, value = arg.partition("=")
+            full = _long_option(name, spec)
+            if full is not None and _counts(spec, full, value if equals else following):
+                return full
             continue
-        option = arg.split("=", 1)[0]
-        if option in options or (
-            len(option) > 2 and not option.startswith("--") and option[:2] in options
-        ):
-            if name == "tar" and option == "--checkpoint-action" and "exec" not in arg:
-                continue
-            builder.concern(f"'{name} {option}' runs a command")
-            return
+        if arg.startswith("-"):
+            letters = arg[1:]
+        elif index == 0 and spec.bundled and arg.isalpha():
+            letters = arg  # ``tar xIf prog a.tar``: the values follow, in order
+        else:
+            continue
+        for position, letter in enumerate(letters):
+            if letter in spec.short:
+                value = letters[position + 1 :] or following
+                if _counts(spec, f"-{letter}", value):
+                    return f"-{letter}"
+                break
+            if letter in spec.valued:
+                break
+    return None
+
+
+def _long_option(name: str, spec: _Runs) -> str | None:
+    """The long option of `spec` that ``name`` spells, whole or by a prefix (``--to-comm``).
+
+    An ambiguous prefix makes getopt_long refuse to run, so any prefix of one is read as it,
+    unless it is an option of its own (tar's ``--checkpoint``).
+    """
+    if name in spec.long:
+        return name
+    if name in spec.exact or len(name) < 3:
+        return None
+    return min((option for option in spec.long if option.startswith(name)), default=None)
+
+
+def _counts(spec: _Runs, option: str, value: str) -> bool:
+    """Whether ``option`` with ``value`` runs something (some do only with certain values)."""
+    for name, pattern in spec.only:
+        if name == option:
+            return pattern.search(value) is not None
+    return True
 
 
 def _git(argv: tuple[str, ...], builder: _Builder) -> None:
@@ -966,21 +1445,14 @@ def _git(argv: tuple[str, ...], builder: _Builder) -> None:
     if not rest:
         return
     sub = rest[0]
+    if sub in _GIT_ALWAYS:
+        builder.concern(f"'git {sub}' runs commands")
+        return
     runs = _GIT_RUNS.get(sub)
-    if runs is not None:
-        for arg in rest[1:]:
-            option = arg.split("=", 1)[0]
-            if option.startswith("--") and len(option) > 3:
-                option = _long_name(option, frozenset(run for run in runs if run.startswith("--")))
-            if (
-                "" in runs
-                or option in runs
-                or (option[:2] in runs and not option.startswith("--") and len(option) > 2)
-            ):
-                builder.concern(f"'git {sub} {option}' runs a command".replace("  ", " "))
-                return
-        if "" in runs:
-            builder.concern(f"'git {sub}' runs commands")
+    running = _running_option(runs, rest[1:]) if runs is not None else None
+    if running is not None:
+        builder.concern(f"'git {sub} {running}' runs a command")
+        return
     if sub == "config":
         for arg in rest[1:]:
             if _git_key_runs(arg):
@@ -996,6 +1468,9 @@ def _git_key_runs(setting: str) -> bool:
     return section in _GIT_SECTIONS or key.endswith(_GIT_SUFFIXES)
 
 
+_FIND_WRITES: Final = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
+
+
 def _find(argv: tuple[str, ...], builder: _Builder) -> None:
     """``find -delete`` is marked; each ``-exec``/``-execdir``/``-ok``/``-okdir`` is read."""
     index = 1
@@ -1004,6 +1479,8 @@ def _find(argv: tuple[str, ...], builder: _Builder) -> None:
         arg = argv[index]
         if arg == "-delete":
             builder.find_deletes = True
+        elif arg in _FIND_WRITES:  # writes a file anywhere: only a rule naming it allows it
+            builder.explicit_at = min(index + 1, count - 1)
         elif arg in ("-exec", "-execdir", "-ok", "-okdir"):
             end = index + 1
             while end < count and argv[end] not in (";", "+"):

@@ -10,9 +10,18 @@ On Linux the command runs under bubblewrap (``bwrap``, Debian's ``bubblewrap`` p
   private ``/tmp`` (an empty tmpfs);
 * writable: the tool's working folder and `Sandbox.writable` only (`Sandbox.read_only` paths
   are bound read-only again on top, e.g. a repository's ``.git`` inside a writable folder);
+* in each writable folder, `Sandbox.protected` paths (git's hooks and config, direnv, editors'
+  and agents' settings: what the host runs later) bound read-only where they exist, the
+  folders above them pinned (bound onto themselves, so they cannot be moved aside), and moved
+  aside after the command where it created or replaced one (see `_guard`);
 * `Sandbox.hidden` paths covered last, wherever they are (a folder by an empty tmpfs, a file
   by an empty read-only one): ``~/.ssh``, or a ``.env`` inside the working folder;
 * no network (``--unshare-net``: not even the host's loopback) unless `Sandbox.network`;
+* no Unix sockets of its own (a seccomp filter, see `seccomp_filter`) unless
+  `Sandbox.unix_sockets`: a host socket (``/run/docker.sock``, a database's, a session bus)
+  is reached through its path, which the read-only file system shows; abstract sockets belong
+  to the network namespace, which ``--unshare-net`` makes the sandbox's own; the host's
+  ``/run``, ``/var/run`` and ``$XDG_RUNTIME_DIR`` are empty too (see `_runtime_cover`);
 * its own user, PID, IPC, UTS and cgroup namespaces, every capability dropped, no further user
   namespaces (where bubblewrap supports ``--disable-userns``), a new session (no terminal
   injection) and ``--die-with-parent``: when the command ends, or its call is cancelled or
@@ -39,11 +48,15 @@ lets the host user read, except the `Sandbox.hidden` paths.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import functools
 import itertools
 import os
+import platform
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -80,11 +93,36 @@ DEFAULT_PROCESSES: Final = 512
 """Processes (and threads) a sandbox may hold at once."""
 DEFAULT_FILE_SIZE: Final = 1 << 30
 """Bytes a sandboxed process may write to one file (``RLIMIT_FSIZE``)."""
+DEFAULT_PROTECTED: Final[tuple[str, ...]] = (
+    ".git/config",
+    ".git/hooks",
+    ".git/commondir",
+    ".husky",
+    ".pre-commit-config.yaml",
+    ".envrc",
+    ".vscode",
+    ".idea",
+    ".github/workflows",
+    ".claude",
+    ".cursor",
+    ".codex",
+    ".gemini",
+    ".mcp.json",
+)
+"""Paths, relative to each writable folder, that the host runs or obeys later: git's hooks and
+config (``core.hooksPath``, ``core.fsmonitor``, ``commondir`` which moves both elsewhere),
+hook managers, direnv, editors' tasks and agents' settings, CI workflows."""
+BLOCKED_SUFFIX: Final = ".ferrotool-blocked"
+"""Appended to a protected path a command created or replaced, when it is moved aside."""
 
 _PROBE_TIMEOUT: Final = 15.0
 _CGROUP_ROOTS: Final = ("/sys/fs/cgroup/pids", "/sys/fs/cgroup")
-# Moves the shell into the cgroup whose ``cgroup.procs`` is $0, then becomes the sandbox.
-_TRAMPOLINE: Final = 'echo "$$" > "$0" && exec "$@"'
+# Moves the shell into the cgroup whose ``cgroup.procs`` is $0 (when given), then becomes the
+# sandbox, with the seccomp filter at $1 (when given) open as descriptor 3.
+_TRAMPOLINE: Final = (
+    'if [ -n "$0" ]; then echo "$$" > "$0" || exit 126; fi; f=$1; shift; '
+    'if [ -n "$f" ]; then exec "$@" 3<"$f"; fi; exec "$@"'
+)
 _names = itertools.count()
 
 
@@ -109,7 +147,14 @@ class Sandbox:
             that do not exist are skipped.
         hidden: Folders and files shown empty (``~/.ssh``, ``~/.aws``, ``work/.env``), even
             inside a writable folder; those that do not exist are skipped.
+        protected: Paths relative to each writable folder (default `DEFAULT_PROTECTED`) that a
+            command may not change: those that exist are bound read-only, and the folders
+            above them in the writable folder cannot be moved; one a command creates (or
+            replaces, a symlink say) is moved aside when the command has ended (see
+            `Launch.sweep`). ``()`` protects nothing.
         network: Keep the host's network (default: none at all, loopback included).
+        unix_sockets: Let commands reach the host's Unix sockets (default: a seccomp filter
+            refuses them ``AF_UNIX`` sockets, see `seccomp_filter`).
         cpu_seconds: CPU seconds per process (``None``: no limit).
         memory: Bytes of address space per process (``None``: no limit).
         processes: Processes at once in one sandbox (``None``: no limit).
@@ -121,7 +166,9 @@ class Sandbox:
     writable: Sequence[PathArg] = ()
     read_only: Sequence[PathArg] = ()
     hidden: Sequence[PathArg] = ()
+    protected: Sequence[str] = DEFAULT_PROTECTED
     network: bool = False
+    unix_sockets: bool = False
     cpu_seconds: int | None = DEFAULT_CPU_SECONDS
     memory: int | None = DEFAULT_MEMORY
     processes: int | None = DEFAULT_PROCESSES
@@ -139,6 +186,19 @@ class Sandbox:
             if isinstance(paths, (str, os.PathLike)):
                 raise TypeError(f"Sandbox.{name} is a sequence of paths, not one path")
             object.__setattr__(self, name, tuple(Path(os.path.abspath(p)) for p in paths))
+        if isinstance(self.protected, (str, os.PathLike)):
+            raise TypeError("Sandbox.protected is a sequence of relative paths, not one path")
+        object.__setattr__(self, "protected", tuple(map(_relative, self.protected)))
+
+
+def _relative(name: str) -> str:
+    """A protected path, checked to stay inside the folder it is relative to."""
+    if not _is_text(name) or not name or "\x00" in name:
+        raise ValueError(f"Sandbox.protected: {name!r} is not a path")
+    clean = os.path.normpath(name)
+    if os.path.isabs(clean) or clean == "." or clean.split(os.sep)[0] == "..":
+        raise ValueError(f"Sandbox.protected: {name!r} is not a path inside a folder")
+    return clean
 
 
 def sandbox_of(sandbox: Sandbox | bool | None) -> Sandbox | None:
@@ -233,7 +293,7 @@ def _host(bwrap: str) -> _Host:
             [program, "--help"], capture_output=True, timeout=_PROBE_TIMEOUT, check=False
         )
         host = _Host(None, program, prlimit, b"--disable-userns" in usage.stdout)
-        argv = _bwrap_argv(host, Sandbox(), Path("/"), [prlimit, "--nproc=64", "--", true])
+        argv = _command(host, Sandbox(), Path("/"), [prlimit, "--nproc=64", "--", true], None)
         probe = subprocess.run(
             argv,
             capture_output=True,
@@ -294,7 +354,37 @@ def asks_without_sandbox(
 # - launching -
 
 
-def _bwrap_argv(host: _Host, sandbox: Sandbox, cwd: Path, argv: Sequence[str]) -> list[str]:
+def _command(
+    host: _Host,
+    sandbox: Sandbox,
+    cwd: Path,
+    inner: Sequence[str],
+    cgroup: PidsCgroup | None,
+    guard: Sequence[str] = (),
+) -> list[str]:
+    """The argv starting ``inner`` in the sandbox.
+
+    Bubblewrap itself, or the trampoline when there is a cgroup to join or a seccomp filter to
+    hand over.
+    """
+    program = seccomp_filter(sandbox)
+    argv = _bwrap_argv(host, sandbox, cwd, inner, guard, seccomp=program is not None)
+    if program is None and cgroup is None:
+        return argv
+    procs = "" if cgroup is None else str(cgroup.path / "cgroup.procs")
+    where = "" if program is None else _filter_path(program)
+    return ["/bin/sh", "-c", _TRAMPOLINE, procs, where, *argv]
+
+
+def _bwrap_argv(
+    host: _Host,
+    sandbox: Sandbox,
+    cwd: Path,
+    argv: Sequence[str],
+    guard: Sequence[str],
+    *,
+    seccomp: bool,
+) -> list[str]:
     args = [
         host.bwrap,
         "--unshare-user",
@@ -311,10 +401,14 @@ def _bwrap_argv(host: _Host, sandbox: Sandbox, cwd: Path, argv: Sequence[str]) -
         args.append("--unshare-net")
     if host.disable_userns:
         args.append("--disable-userns")
+    if seccomp:
+        args += ["--seccomp", str(_SECCOMP_FD)]
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for path in map(os.path.realpath, (cwd, *sandbox.writable)):
-        if path != "/":  # a working folder of / leaves the system read-only all the same
-            args += ["--bind", path, path]
+    if not sandbox.unix_sockets:
+        args += _runtime_cover()
+    for path in _roots(cwd, sandbox):
+        args += ["--bind", path, path]
+    args += guard
     for path in map(os.path.realpath, sandbox.read_only):
         args += ["--ro-bind-try", path, path]
     for path in map(os.path.realpath, sandbox.hidden):  # last: nothing is bound over them
@@ -324,6 +418,117 @@ def _bwrap_argv(host: _Host, sandbox: Sandbox, cwd: Path, argv: Sequence[str]) -
             args += ["--ro-bind", "/dev/null", path]
     args += ["--chdir", os.path.realpath(cwd), "--", *argv]
     return args
+
+
+def _runtime_cover(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Empty tmpfs over the host's runtime folders, where its services keep their sockets.
+
+    ``/run``, ``/var/run`` and ``$XDG_RUNTIME_DIR`` (a session's bus, agents, rootless Docker):
+    defence in depth behind `seccomp_filter`, and the only defence where it is not known. What
+    a command needs from them stays: the real ``/etc/resolv.conf`` (often under
+    ``/run/systemd/resolve``) and the folders of ``PATH`` (NixOS keeps its programs under
+    ``/run``), read-only. The operator's own paths there are bound after, and show.
+    """
+    env = os.environ if environ is None else environ
+    covered: list[str] = []
+    for folder in ("/run", "/var/run", env.get("XDG_RUNTIME_DIR", "")):
+        if not folder or not os.path.isabs(folder) or not os.path.isdir(folder):
+            continue
+        real = os.path.realpath(folder)
+        if real != "/" and not any(_within(real, c) for c in covered):
+            covered = [c for c in covered if not _within(c, real)] + [real]
+    args: list[str] = []
+    for folder in covered:
+        args += ["--tmpfs", folder]
+    keep = [(os.path.realpath("/etc/resolv.conf"),) * 2]
+    keep += [(os.path.realpath(p), p) for p in env.get("PATH", "").split(os.pathsep)]
+    for source, target in keep:
+        if os.path.isabs(target) and any(_within(target, c) for c in covered):
+            args += ["--ro-bind-try", source, target]
+    return args
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _roots(cwd: Path, sandbox: Sandbox) -> list[str]:
+    """The writable folders, real paths (a working folder of / leaves the system read-only)."""
+    return [p for p in map(os.path.realpath, (cwd, *sandbox.writable)) if p != "/"]
+
+
+_Identity = tuple[int, int] | None  # st_dev and st_ino of a path itself, None when missing
+
+
+def _identity(path: str) -> _Identity:
+    try:
+        stat = os.lstat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def _guard(sandbox: Sandbox, roots: Sequence[str]) -> tuple[list[str], dict[str, _Identity]]:
+    """Bubblewrap's arguments protecting `Sandbox.protected`, and what each path is now.
+
+    An existing protected path is bound read-only, and every folder between it and its writable
+    folder is bound onto itself: a mount point cannot be renamed or removed (``EBUSY``), so a
+    command cannot move ``.git`` aside and build another. Where a folder on the way is a file
+    (a worktree's ``.git`` link), that file is what decides, and is protected instead.
+
+    A missing path cannot be kept from being created without making its parent read-only (a
+    repository without hooks could then not commit) or making a mount point for it, which
+    would create it on the host. So missing ones are watched instead: `Launch.sweep` moves
+    aside what a command created, once every process of the sandbox has ended.
+    """
+    depth: dict[str, str] = {}  # real path -> "pin" (bound writable onto itself) or "lock"
+    watched: dict[str, _Identity] = {}
+    for root in roots:
+        for name in sandbox.protected:
+            path = _stand_in(root, name)
+            watched[path] = _identity(path)
+            if not os.path.exists(path):
+                continue
+            real = os.path.realpath(path)
+            owner = next((r for r in roots if real == r or real.startswith(r + os.sep)), None)
+            if owner is None or real == owner:  # read-only already, or the folder itself
+                continue
+            depth[real] = "lock"
+            parent = os.path.dirname(real)
+            while parent != owner and parent.startswith(owner + os.sep):
+                depth.setdefault(parent, "pin")
+                parent = os.path.dirname(parent)
+    args: list[str] = []
+    for path in sorted(depth, key=lambda p: p.count(os.sep)):  # parents first
+        args += ["--bind" if depth[path] == "pin" else "--ro-bind", path, path]
+    return args, watched
+
+
+def _stand_in(root: str, name: str) -> str:
+    """``root/name``, or the first existing non-folder on its way (a ``.git`` file)."""
+    path = root
+    parts = name.split(os.sep)
+    for part in parts[:-1]:
+        path = os.path.join(path, part)
+        if not os.path.lexists(path):
+            break
+        if not os.path.isdir(path):
+            return path
+    return os.path.join(root, name)
+
+
+def _move_aside(path: str) -> str | None:
+    """Rename ``path`` to an unused name ending `BLOCKED_SUFFIX` (``None``: it cannot be)."""
+    for n in range(100):
+        target = f"{path}{BLOCKED_SUFFIX}" + (f"-{n}" if n else "")
+        if os.path.lexists(target):
+            continue
+        try:
+            os.rename(path, target)
+        except OSError:
+            return None
+        return target
+    return None
 
 
 def _limits(sandbox: Sandbox) -> list[str]:
@@ -341,17 +546,44 @@ def _limits(sandbox: Sandbox) -> list[str]:
 
 @final
 class Launch:
-    """A command ready to start: its argv and environment, and the cgroup to remove after."""
+    """A command ready to start.
 
-    def __init__(self, argv: list[str], env: dict[str, str], cgroup: PidsCgroup | None) -> None:
+    Its argv and environment, the cgroup to remove after, and the protected paths to check when
+    it has ended.
+    """
+
+    def __init__(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cgroup: PidsCgroup | None,
+        watched: Mapping[str, _Identity] | None = None,
+    ) -> None:
         self.argv = argv
         self.env = env
         self.cgroup = cgroup
+        self.watched = dict(watched or {})
+
+    def sweep(self) -> list[tuple[str, str | None]]:
+        """Move aside each protected path the command created or replaced (once).
+
+        Call it when the sandbox has ended: its PID namespace is gone with its last process,
+        so nothing can change the paths after they are checked. Returns each path moved and
+        where to (``None``: it could not be moved).
+        """
+        moved = []
+        for path, before in self.watched.items():
+            now = _identity(path)
+            if now is not None and now != before:
+                moved.append((path, _move_aside(path)))
+        self.watched.clear()
+        return moved
 
     async def close(self) -> None:
-        """End what is left in the call's cgroup and remove it."""
+        """End what is left in the call's cgroup and remove it, and check the protected paths."""
         if self.cgroup is not None:
             await self.cgroup.close()
+        self.sweep()
 
 
 def launch(sandbox: Sandbox, argv: Sequence[str], cwd: Path, env: dict[str, str]) -> Launch:
@@ -365,15 +597,13 @@ def launch(sandbox: Sandbox, argv: Sequence[str], cwd: Path, env: dict[str, str]
         raise RuntimeError(host.problem)
     env = {**env, "TMPDIR": "/tmp"}  # the sandbox's own /tmp
     inner = [host.prlimit, *_limits(sandbox), "--", *argv]
-    full = _bwrap_argv(host, sandbox, cwd, inner)
     cgroup = None
     if sandbox.processes is not None and os.geteuid() == 0:
         # RLIMIT_NPROC does not apply to root's processes: count them in a cgroup instead.
         # bubblewrap's two processes (the trampoline becomes one of them) count too.
         cgroup = PidsCgroup.create(sandbox.processes + 2)
-        if cgroup is not None:
-            full = ["/bin/sh", "-c", _TRAMPOLINE, str(cgroup.path / "cgroup.procs"), *full]
-    return Launch(full, env, cgroup)
+    guard, watched = _guard(sandbox, _roots(cwd, sandbox))
+    return Launch(_command(host, sandbox, cwd, inner, cgroup, guard), env, cgroup, watched)
 
 
 @final
@@ -460,11 +690,157 @@ def _remove(path: Path) -> bool:
     return True
 
 
+# - the seccomp filter -
+
+
+@dataclass(frozen=True)
+class _Abi:
+    """One system-call ABI a process of this machine may use, and its numbers for sockets."""
+
+    arch: int  # AUDIT_ARCH_* as in seccomp_data.arch
+    socket: int
+    socketpair: int
+    socketcall: int | None = None  # the i386 multiplexer, whose arguments a filter cannot read
+    x32: bool = False  # x86_64's x32 calls share its arch, their numbers carry bit 30
+
+
+_ABIS: Final[dict[str, tuple[_Abi, ...]]] = {
+    "x86_64": (_Abi(0xC000003E, 41, 53, x32=True), _Abi(0x40000003, 359, 360, socketcall=102)),
+    "aarch64": (_Abi(0xC00000B7, 198, 199), _Abi(0x40000028, 281, 288)),
+}
+"""Each machine's ABIs: its own and the 32-bit one its kernel may also run (i386, arm)."""
+_IO_URING_SETUP: Final = 425  # the same number on every ABI
+_AF_UNIX: Final = 1
+_SOCK_DGRAM: Final = 2
+_SOCK_TYPE_MASK: Final = 0xF  # the type without SOCK_NONBLOCK and SOCK_CLOEXEC
+_X32_BIT: Final = 0x40000000
+# classic BPF (linux/filter.h) and seccomp (linux/seccomp.h)
+_LD_ABS: Final = 0x20  # BPF_LD | BPF_W | BPF_ABS
+_JEQ: Final = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+_JSET: Final = 0x45  # BPF_JMP | BPF_JSET | BPF_K
+_AND: Final = 0x54  # BPF_ALU | BPF_AND | BPF_K
+_RET: Final = 0x06  # BPF_RET | BPF_K
+_ALLOW: Final = 0x7FFF0000
+_KILL: Final = 0x80000000  # SECCOMP_RET_KILL_PROCESS
+_ERRNO: Final = 0x00050000
+_SECCOMP_FD: Final = 3
+"""The descriptor bubblewrap reads the filter from (the trampoline opens it there)."""
+
+_Insn = tuple[int, int | str, int | str, int]  # code, jump if true, jump if false, operand
+
+
+def seccomp_filter(sandbox: Sandbox, machine: str | None = None) -> bytes | None:
+    """The seccomp program bubblewrap installs in the sandbox.
+
+    ``None`` when none is needed (``Sandbox.unix_sockets``), or when this machine's system
+    calls are not known here (only x86_64 and aarch64 are): Unix sockets then stay unconfined.
+
+    Connecting to a Unix socket needs no more than seeing its path, which the read-only file
+    system still shows. So a sandboxed process may not create an ``AF_UNIX`` socket
+    (``EACCES``), nor a datagram socket pair (whose sockets may send to any path); stream and
+    seqpacket pairs, connected from birth and unable to connect again, stay allowed
+    (``subprocess``, ``asyncio`` and many runtimes use them). What needs a Unix socket of its
+    own fails: Python's ``multiprocessing`` managers and its ``forkserver`` start method
+    (Python 3.14's default on Linux), ``ssh``'s control master, a local database's socket.
+    ``io_uring_setup`` fails with ``ENOSYS`` (callers fall back to plain calls), as io_uring's
+    operations never pass through seccomp. The i386 ``socketcall`` multiplexer hides its
+    arguments, so it is refused whole (``EACCES``): 32-bit x86 programs built to use it have no
+    sockets. x32 calls, and any other ABI, end the process.
+    """
+    abis = _ABIS.get(machine or platform.machine())
+    if sandbox.unix_sockets or abis is None:
+        return None
+    return _assemble(_program(abis))
+
+
+def unix_sockets_confined(sandbox: Sandbox) -> bool:
+    """Whether the sandbox keeps its commands from the host's Unix sockets.
+
+    Not when the operator allows them, nor on an unknown architecture (see `seccomp_filter`).
+    """
+    return seccomp_filter(sandbox) is not None
+
+
+def _program(abis: Sequence[_Abi]) -> list[_Insn | str]:
+    """The filter as instructions whose jumps name labels (strings in the list)."""
+    low = 0 if sys.byteorder == "little" else 4  # the low 32 bits of a 64-bit argument
+    domain, kind = 16 + low, 24 + low  # seccomp_data.args[0], args[1]
+    out: list[_Insn | str] = [(_LD_ABS, 0, 0, 4)]  # seccomp_data.arch
+    out += [(_JEQ, f"abi{i}", 0, abi.arch) for i, abi in enumerate(abis)]
+    out.append((_RET, 0, 0, _KILL))
+    for i, abi in enumerate(abis):
+        out += [f"abi{i}", (_LD_ABS, 0, 0, 0)]  # seccomp_data.nr
+        if abi.x32:
+            out.append((_JSET, "kill", 0, _X32_BIT))
+        out += [(_JEQ, "socket", 0, abi.socket), (_JEQ, "socketpair", 0, abi.socketpair)]
+        if abi.socketcall is not None:
+            out.append((_JEQ, "eacces", 0, abi.socketcall))
+        out += [(_JEQ, "enosys", 0, _IO_URING_SETUP), (_RET, 0, 0, _ALLOW)]
+    out += ["socket", (_LD_ABS, 0, 0, domain), (_JEQ, "eacces", 0, _AF_UNIX), (_RET, 0, 0, _ALLOW)]
+    out += ["socketpair", (_LD_ABS, 0, 0, domain), (_JEQ, 0, "allow", _AF_UNIX)]
+    out += [(_LD_ABS, 0, 0, kind), (_AND, 0, 0, _SOCK_TYPE_MASK), (_JEQ, "eacces", 0, _SOCK_DGRAM)]
+    out += ["allow", (_RET, 0, 0, _ALLOW)]
+    out += ["eacces", (_RET, 0, 0, _ERRNO | errno.EACCES)]
+    out += ["enosys", (_RET, 0, 0, _ERRNO | errno.ENOSYS)]
+    out += ["kill", (_RET, 0, 0, _KILL)]
+    return out
+
+
+def _assemble(program: Sequence[_Insn | str]) -> bytes:
+    """``struct sock_filter`` records, each label jump made relative (forward, under 256)."""
+    labels: dict[str, int] = {}
+    insns: list[_Insn] = []
+    for item in program:
+        if isinstance(item, str):
+            labels[item] = len(insns)
+        else:
+            insns.append(item)
+    out = bytearray()
+    for index, (code, true, false, k) in enumerate(insns):
+        jumps = [labels[j] - index - 1 if isinstance(j, str) else j for j in (true, false)]
+        if not all(0 <= j < 256 for j in jumps):
+            raise AssertionError(f"seccomp jump out of range at {index}")
+        out += struct.pack("=HBBI", code, jumps[0], jumps[1], k)
+    return bytes(out)
+
+
+_filter_lock = threading.Lock()
+_filter_fds: dict[tuple[int, bytes], tuple[int, int, int]] = {}
+
+
+def _filter_path(program: bytes) -> str:
+    """A path the trampoline opens to read ``program``: a sealed memfd this process holds.
+
+    The filter reaches bubblewrap through the argv alone (``sh`` opens it as descriptor 3), so a
+    `Launch` starts with any spawn call, ``pass_fds`` or not. The memfd's seals keep it as
+    written; its inode is checked on every use, so a descriptor closed and reused elsewhere in
+    this process is never read as the filter.
+    """
+    pid = os.getpid()
+    with _filter_lock:
+        held = _filter_fds.get((pid, program))
+        if held is not None:
+            fd, dev, ino = held
+            with contextlib.suppress(OSError):
+                stat = os.fstat(fd)
+                if (stat.st_dev, stat.st_ino) == (dev, ino):
+                    return f"/proc/{pid}/fd/{fd}"
+        fd = os.memfd_create("ferrotool-seccomp", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        os.write(fd, program)
+        seals = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+        stat = os.fstat(fd)
+        _filter_fds[(pid, program)] = (fd, stat.st_dev, stat.st_ino)
+        return f"/proc/{pid}/fd/{fd}"
+
+
 __all__ = [
+    "BLOCKED_SUFFIX",
     "DEFAULT_CPU_SECONDS",
     "DEFAULT_FILE_SIZE",
     "DEFAULT_MEMORY",
     "DEFAULT_PROCESSES",
+    "DEFAULT_PROTECTED",
     "ENV_ALLOW",
     "Launch",
     "PidsCgroup",
@@ -476,4 +852,6 @@ __all__ = [
     "launch",
     "sandbox_of",
     "sandbox_problem",
+    "seccomp_filter",
+    "unix_sockets_confined",
 ]

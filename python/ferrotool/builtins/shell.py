@@ -31,7 +31,8 @@ applets...), so every check sees the program that really runs as well as the lit
    views as the lists: `match_rule` matches if any view does.
 
 ``git``'s global options (``-C``, ``-c``, ``--git-dir``, ``--work-tree``, ``--no-pager``...) are
-read before its sub-command, so ``deny=["git push"]`` stops ``git -C . push``.
+read before its sub-command, so ``deny=["git push"]`` stops ``git -C . push``, ``git-push`` and
+(by `SUBCOMMAND_ALIASES`) ``git send-pack`` and ``git http-push``.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
+import platform
 import posixpath
 import re
 import shlex
@@ -65,7 +67,15 @@ from ferrotool._values.calls import ToolResultBlock, ToolResultState
 from ferrotool._values.content import TextBlock
 from ferrotool._values.json import JsonValue
 from ferrotool.builtins import _sandbox
-from ferrotool.builtins._command import ALIASES, PRIVILEGED, Reading, base, read
+from ferrotool.builtins._command import (
+    ALIASES,
+    DISK_WRITERS,
+    PRIVILEGED,
+    SUBCOMMAND_ALIASES,
+    Reading,
+    base,
+    read,
+)
 from ferrotool.builtins._confine import is_inside, real
 from ferrotool.builtins._sandbox import Sandbox, SandboxWarning
 
@@ -79,15 +89,7 @@ DANGEROUS_COMMANDS: Final[tuple[str, ...]] = (
     "sudo",
     "dd",
     "mkfs",
-    "mke2fs",
-    "mkswap",
-    "fdisk",
-    "sfdisk",
-    "parted",
-    "wipefs",
-    "blkdiscard",
-    "shred",
-    "truncate",
+    *DISK_WRITERS,
     "format",
     "chmod o+w",
     "chmod u+s",
@@ -258,29 +260,94 @@ class CommandError(ValueError):
 
 
 def split_command(command: str) -> list[str]:
-    """The arguments of ``command``.
+    r"""The arguments of ``command``, split as a POSIX shell splits words.
+
+    Quotes and backslashes work as in ``sh``: ``'...'`` is literal, ``"..."`` honours a
+    backslash before ``$``, a backquote, ``"``, a backslash and a newline, and a backslash
+    outside quotes escapes the next character. There is no shell: ``$``, globs and ``~`` stay
+    as written. A shell operator (``;``, ``|``, ``&``, ``<``, ``>``, ``(``, ``)``, a newline
+    between words) outside quotes is refused; quoted or escaped it is an ordinary character
+    (``find ... -exec grep x {} \;``). One pass over the text: time in proportion to its
+    length.
 
     Raises:
-        CommandError: Empty, unbalanced quotes, or a shell operator outside quotes.
+        CommandError: Empty, a NUL, unbalanced quotes, a trailing backslash, or a shell
+            operator outside quotes.
     """
     if "\x00" in command:
         raise CommandError("the command holds a NUL character")
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        tokens = list(lexer)
-    except ValueError as error:
-        raise CommandError(f"cannot parse the command: {error}") from None
-    for token in tokens:
-        if token and set(token) <= _OPERATORS:
+    words: list[str] = []
+    word: list[str] = []
+    in_word = False
+    at, end = 0, len(command)
+    last = len(command.rstrip(" \t\r\n"))  # past the last character that is not blank
+    while at < end:
+        char = command[at]
+        if char in _BLANKS:
+            if char == "\n" and (in_word or words) and at < last:
+                raise CommandError(
+                    "a newline between words separates commands in a shell, and the command "
+                    "runs without one: run one program per call"
+                )
+            if in_word:
+                words.append("".join(word))
+                word.clear()
+                in_word = False
+            at += 1
+            continue
+        in_word = True
+        if char == "'":
+            close = command.find("'", at + 1)
+            if close < 0:
+                raise CommandError("cannot parse the command: No closing quotation")
+            word.append(command[at + 1 : close])
+            at = close + 1
+        elif char == '"':
+            at = _double_quoted(command, at + 1, word)
+        elif char == "\\":
+            if at + 1 >= end:
+                raise CommandError("cannot parse the command: No escaped character")
+            if command[at + 1] != "\n":  # a backslash-newline joins lines
+                word.append(command[at + 1])
+            at += 2
+        elif char in _OPERATORS:
+            stop = at
+            while stop < end and command[stop] in _OPERATORS:
+                stop += 1
             raise CommandError(
-                f"shell operator {token!r} is not supported: the command runs without a "
-                "shell; run one program per call"
+                f"shell operator {command[at:stop]!r} is not supported: the command runs "
+                "without a shell; run one program per call (quote the character to pass it "
+                "as an argument)"
             )
-    if not tokens:
+        else:
+            word.append(char)
+            at += 1
+    if in_word:
+        words.append("".join(word))
+    if not words:
         raise CommandError("the command is empty")
-    return tokens
+    return words
+
+
+_BLANKS: Final = frozenset(" \t\r\n")
+_DOUBLE_ESCAPES: Final = frozenset('$`"\\\n')
+
+
+def _double_quoted(command: str, at: int, word: list[str]) -> int:
+    """Read a double-quoted part starting after its ``"`` into ``word``; the index past it."""
+    end = len(command)
+    while at < end:
+        char = command[at]
+        if char == '"':
+            return at + 1
+        if char == "\\" and at + 1 < end and command[at + 1] in _DOUBLE_ESCAPES:
+            if command[at + 1] != "\n":
+                word.append(command[at + 1])
+            at += 2
+            continue
+        word.append(char)
+        at += 1
+    raise CommandError("cannot parse the command: No closing quotation")
 
 
 def _flags(args: Sequence[str]) -> set[str]:
@@ -300,9 +367,17 @@ def _flags(args: Sequence[str]) -> set[str]:
 
 
 def _long_flag(arg: str) -> str:
-    """The letter of a long flag, by any unambiguous prefix (``--rec`` is ``--recursive``)."""
+    """The letter of a long flag, by any unambiguous prefix (``--rec`` is ``--recursive``).
+
+    ``--interactive=never`` (``no``, ``none``, any prefix, the option by any prefix too) is
+    ``-f``: rm removes without asking either way.
+    """
     if not arg.startswith("--") or len(arg) < 3:
         return ""
+    name, equals, value = arg.partition("=")
+    if equals and len(name) > 3 and "--interactive".startswith(name):
+        never = value and any(word.startswith(value) for word in ("never", "no", "none"))
+        return "f" if never else ""
     matches = {letter for name, letter in _LONG_FLAGS.items() if name.startswith(arg)}
     return matches.pop() if len(matches) == 1 else ""
 
@@ -505,7 +580,9 @@ def _prefix(words: Sequence[str], argv: Sequence[str], *, tail: bool = False) ->
             program = _program(token)
             if word not in (program, ALIASES.get(program)):
                 return False
-        elif token != word:
+        elif token != word and (
+            index != 1 or SUBCOMMAND_ALIASES.get(_program(argv[0]), {}).get(token) != word
+        ):
             return False
     return True
 
@@ -549,11 +626,17 @@ def _names_real(words: Sequence[str], reading: Reading) -> bool:
     fixed = len(words) - (1 if words and words[-1] == "*" else 0)
     if reading.script and not fixed:
         return False  # a script runs only where a pattern names its interpreter
-    if _prefix(words, reading.real):
+    # a word the pattern must reach (python -m's module, find -fprint's file), else 0
+    explicit = 0 if reading.explicit_at is None else reading.explicit_at
+    if fixed > explicit and _prefix(words, reading.real):
         return True
     for index in range(len(reading.layers) - 1):
         position = reading.position(index)
-        if position is not None and fixed > position and _prefix(words, reading.layers[index]):
+        if (
+            position is not None
+            and fixed > position + explicit
+            and _prefix(words, reading.layers[index])
+        ):
             return True
     return False
 
@@ -666,6 +749,17 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
             warnings.warn(
                 f"{SHELL_TOOL}: no sandbox ({self.sandbox_problem}); every command will ask "
                 "before it runs (pass sandbox=False to run commands without a sandbox)",
+                SandboxWarning,
+                stacklevel=2,
+            )
+        elif (
+            self.sandbox is not None
+            and not self.sandbox.unix_sockets
+            and not _sandbox.unix_sockets_confined(self.sandbox)
+        ):
+            warnings.warn(
+                f"{SHELL_TOOL}: the sandbox cannot keep commands from the host's Unix sockets on "
+                f"this architecture ({platform.machine()}); commands may connect to them",
                 SandboxWarning,
                 stacklevel=2,
             )
@@ -868,7 +962,8 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
                 )
             except OSError as error:
                 return _result(-1, "", f"Error: {error.strerror or error}")
-            return await self._wait(process, timeout, charset)
+            result = await self._wait(process, timeout, charset)
+            return result if launch is None else _swept(result, launch.sweep())
         finally:
             if launch is not None:
                 with anyio.CancelScope(shield=True):
@@ -981,6 +1076,33 @@ def _kill(process: anyio.abc.Process) -> None:
     except (ProcessLookupError, PermissionError, AttributeError, OSError):
         if process.returncode is None:
             process.kill()
+
+
+def _swept(result: ToolResultBlock, moved: Sequence[tuple[str, str | None]]) -> ToolResultBlock:
+    """``result`` saying which protected paths the sandbox moved aside (see `Sandbox.protected`).
+
+    Such a path is one the host would run or obey later (a git hook, an editor's task): the
+    command's result fails, so the model learns the change did not stand.
+    """
+    if not moved:
+        return result
+    lines = [
+        f"Sandbox: {path} is protected; the command's change was moved to {to}"
+        if to is not None
+        else f"Sandbox: {path} is protected and the command changed it; it could not be moved"
+        for path, to in moved
+    ]
+    out = result.structured
+    assert isinstance(out, dict)
+    stderr = str(out["stderr"])
+    note = "\n".join(lines)
+    returncode = out["returncode"]
+    return _result(
+        returncode if isinstance(returncode, int) and returncode != 0 else 1,
+        str(out["stdout"]),
+        f"{stderr}\n{note}" if stderr else note,
+        timed_out=bool(out["timed_out"]),
+    )
 
 
 def _result(

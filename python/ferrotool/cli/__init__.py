@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -102,8 +103,6 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _serve(args: argparse.Namespace, out: TextIO) -> int:
-    import os
-
     import uvicorn
 
     from ferrotool.cli import serve as workers
@@ -158,7 +157,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="ferrotool", description="Typed tools for LLM agents, with a Rust core."
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {ferrotool.__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command")
     schema = commands.add_parser("schema", help="print the provider schemas of some tools")
     schema.add_argument("target", metavar="MODULE:OBJECT")
     schema.add_argument("--format", choices=_FORMATS, default="openai_chat")
@@ -224,11 +223,35 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         args.arguments = extra.pop()
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    out = out or sys.stdout
     try:
-        return cast("int", args.run(args, out or sys.stdout))
+        if args.command is None:  # a bare `ferrotool`: what it can do
+            parser.print_help(out)
+            return 0
+        status = cast("int", args.run(args, out))
+        out.flush()
     except CliError as exc:
         sys.stderr.write(f"ferrotool: {exc}\n")
         return 2
+    except BrokenPipeError:
+        # The reader went away (`ferrotool schema ... | head`): end quietly, as `cat` does. The
+        # output still buffered must not be flushed again at exit, or Python reports the same
+        # broken pipe there: point the descriptor at /dev/null.
+        _quiet(out)
+        return 1
+    return status
+
+
+def _quiet(out: TextIO) -> None:
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's StringIO)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 __all__ = ["load_toolkit", "main"]

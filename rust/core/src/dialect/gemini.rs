@@ -5,7 +5,7 @@
 //! declaration's structure (a recursion cut, a conditional dropped).
 use std::collections::HashSet;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 use super::merge::{
     ANNOTATIONS, TYPE_NAMES, is_null_schema, is_primitive, set_types, split_types, value_type,
@@ -196,31 +196,66 @@ impl Walker<'_> {
         mut parts: Parts,
         pointer: &str,
     ) -> Value {
+        self.finish_gemini_items(&mut out, &mut parts, pointer);
+        let mut types = inferred_types(types, &parts, &out);
+        let exclusive = std::mem::take(&mut parts.exclusive);
+        self.exclusive_bounds(&mut out, exclusive, types.as_deref());
+        self.properties_and_required(&mut out, &mut parts, pointer);
+        self.drop_additional_properties(&mut out, parts.additional.take());
+        let mut nullable = null_as_nullable(&mut out, &mut types, parts.nullable);
+        if out
+            .get("anyOf")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+        {
+            // Every branch was `null`: the schema is `null`, unless it has types of its own.
+            out.shift_remove("anyOf");
+            if types.is_none() {
+                types = Some(vec!["null".to_owned()]);
+                nullable = false;
+            }
+        }
+        if types.is_none()
+            && let Some(hoisted) = hoisted_branch(&out, nullable)
+        {
+            return Value::Object(hoisted);
+        }
+        typed_schema(out, types.as_deref(), nullable)
+    }
+
+    /// `items` as every dialect finishes it; the positions' schemas of a tuple, joined into one
+    /// union, are finished as a union the input had written: a `null` among them becomes
+    /// `nullable` now, not on a second pass.
+    fn finish_gemini_items(
+        &mut self,
+        out: &mut Map<String, Value>,
+        parts: &mut Parts,
+        pointer: &str,
+    ) {
         let tuple = parts.prefix.is_some();
-        self.finish_items(&mut out, &mut parts);
+        self.finish_items(out, parts);
         if tuple
             && let Some(Value::Object(items)) = out.get_mut("items")
             && items.len() == 1
             && items.contains_key("anyOf")
         {
-            // The positions' schemas, joined into one union, are finished as a union the input
-            // had written: a `null` among them becomes `nullable` now, not on a second pass.
             let union = std::mem::take(items);
             let folded = self.finish_gemini(union, None, Parts::default(), pointer);
             out.insert("items".to_owned(), folded);
         }
-        let mut types: Option<Vec<String>> = types.map(<[String]>::to_vec);
-        if types.is_none() && parts.properties.is_some() {
-            types = Some(vec!["object".to_owned()]);
-        }
-        if types.is_none() && out.contains_key("enum") {
-            types = Some(vec!["string".to_owned()]);
-        }
-        // Exclusive bounds: exact on integers, loosened to inclusive on numbers.
-        let integers = types
-            .as_ref()
-            .is_some_and(|t| !t.is_empty() && t.iter().all(|k| k == "integer" || k == "null"));
-        for (which, bound, base) in std::mem::take(&mut parts.exclusive) {
+    }
+
+    /// Exclusive bounds: exact on integers, loosened to inclusive on numbers; the tighter of
+    /// the bound and an inclusive one beside it is kept.
+    fn exclusive_bounds(
+        &mut self,
+        out: &mut Map<String, Value>,
+        exclusive: Vec<(&'static str, Number, String)>,
+        types: Option<&[String]>,
+    ) {
+        let integers =
+            types.is_some_and(|t| !t.is_empty() && t.iter().all(|k| k == "integer" || k == "null"));
+        for (which, bound, base) in exclusive {
             let keyword = if which == "minimum" {
                 "exclusiveMinimum"
             } else {
@@ -252,103 +287,153 @@ impl Walker<'_> {
                 out.insert(which.to_owned(), new);
             }
         }
-        if let Some(properties) = parts.properties.take() {
-            let declared: HashSet<String> = properties.iter().map(|(n, _, _)| n.clone()).collect();
-            out.insert(
-                "properties".to_owned(),
-                Value::Object(properties.into_iter().map(|(n, s, _)| (n, s)).collect()),
-            );
-            if let Some(required) = parts.required.take() {
-                let kept: Vec<Value> = required
-                    .iter()
-                    .filter(|name| declared.contains(*name))
-                    .map(|name| Value::String(name.clone()))
-                    .collect();
-                if kept.len() != required.len() {
-                    let message = "removed `required` names without a property schema".to_owned();
-                    self.lossy(pointer, "required", message);
-                }
-                if kept.is_empty() {
-                    out.shift_remove("required");
-                } else {
-                    out.insert("required".to_owned(), Value::Array(kept));
-                }
-            }
-        } else {
+    }
+
+    /// `properties`, and `required` kept to the names it declares (both removed without
+    /// properties).
+    fn properties_and_required(
+        &mut self,
+        out: &mut Map<String, Value>,
+        parts: &mut Parts,
+        pointer: &str,
+    ) {
+        let Some(properties) = parts.properties.take() else {
             out.shift_remove("properties");
             if out.shift_remove("required").is_some() {
                 let message = "removed `required` without `properties`".to_owned();
                 self.lossy(pointer, "required", message);
             }
+            return;
+        };
+        let declared: HashSet<String> = properties.iter().map(|(n, _, _)| n.clone()).collect();
+        out.insert(
+            "properties".to_owned(),
+            Value::Object(properties.into_iter().map(|(n, s, _)| (n, s)).collect()),
+        );
+        let Some(required) = parts.required.take() else {
+            return;
+        };
+        let kept: Vec<Value> = required
+            .iter()
+            .filter(|name| declared.contains(*name))
+            .map(|name| Value::String(name.clone()))
+            .collect();
+        if kept.len() != required.len() {
+            let message = "removed `required` names without a property schema".to_owned();
+            self.lossy(pointer, "required", message);
         }
+        if kept.is_empty() {
+            out.shift_remove("required");
+        } else {
+            out.insert("required".to_owned(), Value::Array(kept));
+        }
+    }
+
+    /// `additionalProperties` removed: Gemini objects are open and their values undescribed.
+    fn drop_additional_properties(
+        &mut self,
+        out: &mut Map<String, Value>,
+        additional: Option<(Value, String)>,
+    ) {
         out.shift_remove("additionalProperties");
-        if let Some((value, base)) = parts.additional.take() {
-            let open = value == Value::Bool(true) || value.as_object().is_some_and(Map::is_empty);
-            if !open {
-                let message = if value == Value::Bool(false) {
-                    "removed `additionalProperties: false`: Gemini objects cannot be closed"
-                } else {
-                    "removed `additionalProperties`: Gemini cannot describe the values of a \
-                     free-form object"
-                };
-                self.lossy(&base, "additionalProperties", message.to_owned());
-            }
+        let Some((value, base)) = additional else {
+            return;
+        };
+        let open = value == Value::Bool(true) || value.as_object().is_some_and(Map::is_empty);
+        if !open {
+            let message = if value == Value::Bool(false) {
+                "removed `additionalProperties: false`: Gemini objects cannot be closed"
+            } else {
+                "removed `additionalProperties`: Gemini cannot describe the values of a \
+                 free-form object"
+            };
+            self.lossy(&base, "additionalProperties", message.to_owned());
         }
-        // `null` among the types, the enum or the alternatives becomes `nullable`.
-        let mut nullable = parts.nullable;
-        if let Some(list) = &mut types
-            && list.len() > 1
-            && list.iter().any(|k| k == "null")
-        {
-            list.retain(|k| k != "null");
+    }
+}
+
+/// The schema's types: as written, else `object` beside properties and `string` beside an
+/// `enum` (Gemini's enums are strings).
+fn inferred_types(
+    types: Option<&[String]>,
+    parts: &Parts,
+    out: &Map<String, Value>,
+) -> Option<Vec<String>> {
+    if let Some(types) = types {
+        return Some(types.to_vec());
+    }
+    if parts.properties.is_some() {
+        return Some(vec!["object".to_owned()]);
+    }
+    out.contains_key("enum").then(|| vec!["string".to_owned()])
+}
+
+/// `null` among several types or among the `anyOf` branches is removed and the schema made
+/// `nullable` instead, as a `null` enum value already made it (`nullable`); returns whether it
+/// is.
+fn null_as_nullable(
+    out: &mut Map<String, Value>,
+    types: &mut Option<Vec<String>>,
+    nullable: bool,
+) -> bool {
+    let mut nullable = nullable;
+    if let Some(list) = types
+        && list.len() > 1
+        && list.iter().any(|k| k == "null")
+    {
+        list.retain(|k| k != "null");
+        nullable = true;
+    }
+    if let Some(Value::Array(branches)) = out.get_mut("anyOf") {
+        let before = branches.len();
+        branches.retain(|branch| !is_null_schema(branch));
+        if branches.len() != before {
             nullable = true;
         }
-        if let Some(Value::Array(branches)) = out.get_mut("anyOf") {
-            let before = branches.len();
-            branches.retain(|branch| !is_null_schema(branch));
-            if branches.len() != before {
-                nullable = true;
-            }
+    }
+    nullable
+}
+
+/// The lone `anyOf` branch of a schema with nothing but annotations beside it, merged with them
+/// into one schema; `None` when the schema is not such.
+fn hoisted_branch(out: &Map<String, Value>, nullable: bool) -> Option<Map<String, Value>> {
+    let Some(Value::Array(branches)) = out.get("anyOf") else {
+        return None;
+    };
+    let [Value::Object(branch)] = branches.as_slice() else {
+        return None;
+    };
+    if !out
+        .keys()
+        .all(|key| key == "anyOf" || ANNOTATIONS.contains(&key.as_str()))
+    {
+        return None;
+    }
+    let mut merged = branch.clone();
+    for (key, value) in out {
+        if key != "anyOf" {
+            merged.insert(key.clone(), value.clone());
         }
-        match out.get("anyOf") {
-            Some(Value::Array(branches)) if branches.is_empty() => {
-                out.shift_remove("anyOf");
-                if types.is_none() {
-                    types = Some(vec!["null".to_owned()]);
-                    nullable = false;
-                }
-            }
-            Some(Value::Array(branches)) if branches.len() == 1 => {
-                let hoistable = types.is_none()
-                    && out
-                        .keys()
-                        .all(|key| key == "anyOf" || ANNOTATIONS.contains(&key.as_str()));
-                if hoistable && let Some(Value::Object(branch)) = branches.first() {
-                    let mut merged = branch.clone();
-                    for (key, value) in &out {
-                        if key != "anyOf" {
-                            merged.insert(key.clone(), value.clone());
-                        }
-                    }
-                    if nullable {
-                        merged.insert("nullable".to_owned(), Value::Bool(true));
-                    }
-                    return Value::Object(nullable_after_type(merged));
-                }
-            }
-            _ => {}
+    }
+    if nullable {
+        merged.insert("nullable".to_owned(), Value::Bool(true));
+    }
+    Some(nullable_after_type(merged))
+}
+
+/// The finished schema: its types set (several split into an `anyOf` of one type each), and
+/// `nullable` after `type`.
+fn typed_schema(mut out: Map<String, Value>, types: Option<&[String]>, nullable: bool) -> Value {
+    set_types(&mut out, types);
+    if nullable {
+        out.insert("nullable".to_owned(), Value::Bool(true));
+    }
+    let out = nullable_after_type(out);
+    match types {
+        Some(list) if list.len() > 1 && !out.contains_key("anyOf") => {
+            Value::Object(nullable_after_type(split_types(out, list, true)))
         }
-        set_types(&mut out, types.as_deref());
-        if nullable {
-            out.insert("nullable".to_owned(), Value::Bool(true));
-        }
-        let out = nullable_after_type(out);
-        match &types {
-            Some(list) if list.len() > 1 && !out.contains_key("anyOf") => {
-                Value::Object(nullable_after_type(split_types(out, list, true)))
-            }
-            _ => Value::Object(out),
-        }
+        _ => Value::Object(out),
     }
 }
 

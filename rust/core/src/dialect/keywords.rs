@@ -4,198 +4,234 @@
 use serde_json::{Map, Value};
 
 use super::merge::str_list;
-use super::node::{KeywordValue, Node, child};
+use super::node::{Keyword, KeywordValue, Node, child};
 use super::walk::{Build, Parts, Treatment, Walker};
 
 impl<'a> Walker<'a> {
-    /// Transform a node whose `$ref` and `allOf` are resolved.
+    /// Transform a node whose `$ref` and `allOf` are resolved: `oneOf` read as `anyOf`, each
+    /// keyword translated, then the dialect's finish.
     pub(super) fn build(&mut self, mut node: Node<'a>, pointer: &str, root: bool) -> Value {
-        let rules = self.rules;
-        if let Some(mut entry) = node.shift_remove("oneOf") {
-            entry.written = Some("oneOf");
-            if node.contains_key("anyOf") {
-                let message = "`oneOf` next to `anyOf` cannot be expressed: removed".to_owned();
-                self.unfaithful(&entry.base, "oneOf", message);
-            } else {
-                let message = "replaced `oneOf` with `anyOf`: a value matching several \
-                               alternatives is no longer rejected"
-                    .to_owned();
-                self.lossy(&entry.base, "oneOf", message);
-                node.insert("anyOf".to_owned(), entry);
-            }
-        }
+        self.read_one_of_as_any_of(&mut node);
         let mut types = self.types(&node);
         let mut out = Map::new();
         let mut parts = Parts::default();
         for (key, entry) in &node {
-            let base = entry.base.as_str();
-            let value = entry.value.value_or_null(false);
-            match key.as_str() {
-                "type" => {
-                    out.insert(key.clone(), Value::Null); // placeholder, set below
-                }
-                "unevaluatedProperties" if matches!(value.as_ref(), Value::Bool(false)) => {
-                    if parts.additional.is_none() && !node.contains_key("additionalProperties") {
-                        parts.additional = Some((Value::Bool(false), base.to_owned()));
-                    }
-                    let message =
-                        "read `unevaluatedProperties: false` as `additionalProperties: false`"
-                            .to_owned();
-                    self.lossy(base, key, message);
-                }
-                "title"
-                | "description"
-                | "default"
-                | "examples"
-                | "example"
-                | "minLength"
-                | "maxLength"
-                | "minProperties"
-                | "maxProperties"
-                | "minItems"
-                | "maxItems"
-                | "minimum"
-                | "maximum"
-                | "exclusiveMinimum"
-                | "exclusiveMaximum"
-                | "multipleOf"
-                | "unevaluatedProperties"
-                | "patternProperties"
-                | "unevaluatedItems" => {
-                    let build = Build {
-                        out: &mut out,
-                        parts: &mut parts,
-                        types: &mut types,
-                    };
-                    self.treated(key, base, &value, build);
-                }
-                "enum" => {
-                    let build = Build {
-                        out: &mut out,
-                        parts: &mut parts,
-                        types: &mut types,
-                    };
-                    rules.enumeration(self, base, &value, build);
-                }
-                "const" => {
-                    let build = Build {
-                        out: &mut out,
-                        parts: &mut parts,
-                        types: &mut types,
-                    };
-                    rules.constant(self, base, &value, build);
-                }
-                "anyOf" => {
-                    let Some(Value::Array(branches)) = entry.value.input() else {
-                        self.removed_unfaithful(base, key, "an `anyOf` that is not an array");
-                        continue;
-                    };
-                    let out_branches = branches
-                        .iter()
-                        .enumerate()
-                        .map(|(i, branch)| self.schema(branch, &entry.item(key, i), false))
-                        .collect();
-                    out.insert(key.clone(), Value::Array(out_branches));
-                }
-                "items" => match entry.value.input() {
-                    Some(Value::Bool(false)) => parts.items_false = Some(base.to_owned()),
-                    Some(items @ (Value::Object(_) | Value::Bool(true))) => {
-                        let sub = self.schema(items, &entry.subschema(key), false);
-                        parts.items = Some(sub);
-                        out.insert(key.clone(), Value::Null);
-                    }
-                    _ => self.removed_unfaithful(base, key, "`items` that is not a schema"),
-                },
-                "prefixItems" => {
-                    let Some(Value::Array(entries)) = entry.value.input() else {
-                        self.removed_unfaithful(base, key, "a `prefixItems` that is not an array");
-                        continue;
-                    };
-                    let at = entry;
-                    let mut distinct: Vec<Value> = Vec::new();
-                    for (i, item) in entries.iter().enumerate() {
-                        let sub = self.schema(item, &at.item(key, i), false);
-                        if !distinct.contains(&sub) {
-                            distinct.push(sub);
-                        }
-                    }
-                    parts.prefix = Some((distinct, base.to_owned()));
-                }
-                "properties" => {
-                    let KeywordValue::Properties(props) = &entry.value else {
-                        self.removed_unfaithful(base, key, "a `properties` that is not an object");
-                        continue;
-                    };
-                    let mut out_props = Vec::with_capacity(props.len());
-                    for prop in props {
-                        match prop.schema {
-                            Value::Bool(false) => {
-                                let message = format!(
-                                    "removed property `{}`: its schema `false` forbids it",
-                                    prop.name
-                                );
-                                self.lossy(&prop.pointer, "properties", message);
-                            }
-                            schema => {
-                                let sub = self.schema(schema, &prop.pointer, false);
-                                out_props.push((prop.name.to_owned(), sub, prop.pointer.clone()));
-                            }
-                        }
-                    }
-                    parts.properties = Some(out_props);
-                    out.insert(key.clone(), Value::Null);
-                }
-                "required" => {
-                    parts.required = Some(str_list(&value));
-                    out.insert(key.clone(), Value::Null);
-                }
-                "additionalProperties" => {
-                    parts.additional = Some((value.into_owned(), base.to_owned()));
-                    out.insert(key.clone(), Value::Null);
-                }
-                "$defs" | "definitions" => {
-                    if !rules.is_strict() {
-                        continue; // every reference is inlined
-                    }
-                    let Some(Value::Object(defs)) = entry.value.input() else {
-                        self.removed(base, key);
-                        continue;
-                    };
-                    let defs_pointer = child(base, key);
-                    let out_defs = defs
-                        .iter()
-                        .map(|(name, def)| {
-                            let sub = self.schema(def, &child(&defs_pointer, name), false);
-                            (name.clone(), sub)
-                        })
-                        .collect();
-                    out.insert(key.clone(), Value::Object(out_defs));
-                }
-                "$schema" | "$id" | "$anchor" | "$dynamicAnchor" | "$vocabulary" | "$comment" => {}
-                "format" => self.format(base, &value, &mut out),
-                "pattern" => {
-                    if rules.keeps_pattern(value.as_str()) {
-                        out.insert(key.clone(), value.into_owned());
-                    } else {
-                        let message = format!(
-                            "removed `pattern`: lookaround, backreferences or other complex \
-                             regex features are not supported in {}",
-                            rules.label()
-                        );
-                        self.lossy(base, key, message);
-                    }
-                }
-                "not" | "if" | "then" | "else" | "dependentSchemas" | "dependentRequired"
-                | "dependencies" => {
-                    self.removed_unfaithful(base, key, "a conditional or negative constraint");
-                }
-                "$dynamicRef" | "$recursiveRef" | "$recursiveAnchor" => {
-                    self.removed_unfaithful(base, key, "a dynamic reference");
-                }
-                _ => self.removed(base, key),
+            let build = Build {
+                out: &mut out,
+                parts: &mut parts,
+                types: &mut types,
+            };
+            self.keyword(&node, key, entry, build);
+        }
+        let rules = self.rules;
+        rules.finish(self, out, types.as_deref(), parts, pointer, root)
+    }
+
+    /// `oneOf` becomes `anyOf` (no dialect has `oneOf`), or is removed beside an `anyOf`.
+    fn read_one_of_as_any_of(&mut self, node: &mut Node<'a>) {
+        let Some(mut entry) = node.shift_remove("oneOf") else {
+            return;
+        };
+        entry.written = Some("oneOf");
+        if node.contains_key("anyOf") {
+            let message = "`oneOf` next to `anyOf` cannot be expressed: removed".to_owned();
+            self.unfaithful(&entry.base, "oneOf", message);
+        } else {
+            let message = "replaced `oneOf` with `anyOf`: a value matching several \
+                           alternatives is no longer rejected"
+                .to_owned();
+            self.lossy(&entry.base, "oneOf", message);
+            node.insert("anyOf".to_owned(), entry);
+        }
+    }
+
+    /// Translates one keyword of `node` into `build`: kept, rewritten, left to the dialect, or
+    /// removed (and the change recorded).
+    fn keyword(&mut self, node: &Node<'a>, key: &str, entry: &Keyword<'a>, build: Build<'_>) {
+        let rules = self.rules;
+        let base = entry.base.as_str();
+        let value = entry.value.value_or_null(false);
+        match key {
+            "type" => {
+                build.out.insert(key.to_owned(), Value::Null); // placeholder, set by the finish
+            }
+            "unevaluatedProperties" if matches!(value.as_ref(), Value::Bool(false)) => {
+                self.unevaluated_properties_false(node, base, build.parts);
+            }
+            "title"
+            | "description"
+            | "default"
+            | "examples"
+            | "example"
+            | "minLength"
+            | "maxLength"
+            | "minProperties"
+            | "maxProperties"
+            | "minItems"
+            | "maxItems"
+            | "minimum"
+            | "maximum"
+            | "exclusiveMinimum"
+            | "exclusiveMaximum"
+            | "multipleOf"
+            | "unevaluatedProperties"
+            | "patternProperties"
+            | "unevaluatedItems" => self.treated(key, base, &value, build),
+            "enum" => rules.enumeration(self, base, &value, build),
+            "const" => rules.constant(self, base, &value, build),
+            "anyOf" => self.any_of(key, entry, build.out),
+            "items" => self.items(key, entry, build.out, build.parts),
+            "prefixItems" => self.prefix_items(key, entry, build.parts),
+            "properties" => self.properties(key, entry, build.out, build.parts),
+            "required" => {
+                build.parts.required = Some(str_list(&value));
+                build.out.insert(key.to_owned(), Value::Null);
+            }
+            "additionalProperties" => {
+                build.parts.additional = Some((value.into_owned(), base.to_owned()));
+                build.out.insert(key.to_owned(), Value::Null);
+            }
+            "$defs" | "definitions" => self.definitions(key, entry, build.out),
+            "$schema" | "$id" | "$anchor" | "$dynamicAnchor" | "$vocabulary" | "$comment" => {}
+            "format" => self.format(base, &value, build.out),
+            "pattern" => self.pattern(base, &value, build.out),
+            "not" | "if" | "then" | "else" | "dependentSchemas" | "dependentRequired"
+            | "dependencies" => {
+                self.removed_unfaithful(base, key, "a conditional or negative constraint");
+            }
+            "$dynamicRef" | "$recursiveRef" | "$recursiveAnchor" => {
+                self.removed_unfaithful(base, key, "a dynamic reference");
+            }
+            _ => self.removed(base, key),
+        }
+    }
+
+    /// `unevaluatedProperties: false` read as `additionalProperties: false` when the node has
+    /// none.
+    fn unevaluated_properties_false(&mut self, node: &Node<'a>, base: &str, parts: &mut Parts) {
+        if parts.additional.is_none() && !node.contains_key("additionalProperties") {
+            parts.additional = Some((Value::Bool(false), base.to_owned()));
+        }
+        let message =
+            "read `unevaluatedProperties: false` as `additionalProperties: false`".to_owned();
+        self.lossy(base, "unevaluatedProperties", message);
+    }
+
+    /// `anyOf`, each branch transformed.
+    fn any_of(&mut self, key: &str, entry: &Keyword<'a>, out: &mut Map<String, Value>) {
+        let Some(Value::Array(branches)) = entry.value.input() else {
+            self.removed_unfaithful(&entry.base, key, "an `anyOf` that is not an array");
+            return;
+        };
+        let out_branches = branches
+            .iter()
+            .enumerate()
+            .map(|(i, branch)| self.schema(branch, &entry.item(key, i), false))
+            .collect();
+        out.insert(key.to_owned(), Value::Array(out_branches));
+    }
+
+    /// `items`, transformed into the parts (the dialect's finish places it).
+    fn items(
+        &mut self,
+        key: &str,
+        entry: &Keyword<'a>,
+        out: &mut Map<String, Value>,
+        parts: &mut Parts,
+    ) {
+        match entry.value.input() {
+            Some(Value::Bool(false)) => parts.items_false = Some(entry.base.clone()),
+            Some(items @ (Value::Object(_) | Value::Bool(true))) => {
+                let sub = self.schema(items, &entry.subschema(key), false);
+                parts.items = Some(sub);
+                out.insert(key.to_owned(), Value::Null);
+            }
+            _ => self.removed_unfaithful(&entry.base, key, "`items` that is not a schema"),
+        }
+    }
+
+    /// `prefixItems`: the distinct schemas of its positions, transformed into the parts.
+    fn prefix_items(&mut self, key: &str, entry: &Keyword<'a>, parts: &mut Parts) {
+        let Some(Value::Array(entries)) = entry.value.input() else {
+            self.removed_unfaithful(&entry.base, key, "a `prefixItems` that is not an array");
+            return;
+        };
+        let mut distinct: Vec<Value> = Vec::new();
+        for (i, item) in entries.iter().enumerate() {
+            let sub = self.schema(item, &entry.item(key, i), false);
+            if !distinct.contains(&sub) {
+                distinct.push(sub);
             }
         }
-        rules.finish(self, out, types.as_deref(), parts, pointer, root)
+        parts.prefix = Some((distinct, entry.base.clone()));
+    }
+
+    /// `properties`, each transformed into the parts; a property whose schema is `false` is
+    /// removed.
+    fn properties(
+        &mut self,
+        key: &str,
+        entry: &Keyword<'a>,
+        out: &mut Map<String, Value>,
+        parts: &mut Parts,
+    ) {
+        let KeywordValue::Properties(props) = &entry.value else {
+            self.removed_unfaithful(&entry.base, key, "a `properties` that is not an object");
+            return;
+        };
+        let mut out_props = Vec::with_capacity(props.len());
+        for prop in props {
+            match prop.schema {
+                Value::Bool(false) => {
+                    let message = format!(
+                        "removed property `{}`: its schema `false` forbids it",
+                        prop.name
+                    );
+                    self.lossy(&prop.pointer, "properties", message);
+                }
+                schema => {
+                    let sub = self.schema(schema, &prop.pointer, false);
+                    out_props.push((prop.name.to_owned(), sub, prop.pointer.clone()));
+                }
+            }
+        }
+        parts.properties = Some(out_props);
+        out.insert(key.to_owned(), Value::Null);
+    }
+
+    /// `$defs` / `definitions`, each transformed, for the strict dialects that keep references;
+    /// dropped for the others, which inline every reference.
+    fn definitions(&mut self, key: &str, entry: &Keyword<'a>, out: &mut Map<String, Value>) {
+        if !self.rules.is_strict() {
+            return;
+        }
+        let Some(Value::Object(defs)) = entry.value.input() else {
+            self.removed(&entry.base, key);
+            return;
+        };
+        let defs_pointer = child(&entry.base, key);
+        let out_defs = defs
+            .iter()
+            .map(|(name, def)| {
+                let sub = self.schema(def, &child(&defs_pointer, name), false);
+                (name.clone(), sub)
+            })
+            .collect();
+        out.insert(key.to_owned(), Value::Object(out_defs));
+    }
+
+    /// `pattern`, kept when the dialect's regex engine reads it.
+    fn pattern(&mut self, base: &str, value: &Value, out: &mut Map<String, Value>) {
+        if self.rules.keeps_pattern(value.as_str()) {
+            out.insert("pattern".to_owned(), value.clone());
+        } else {
+            let message = format!(
+                "removed `pattern`: lookaround, backreferences or other complex regex features \
+                 are not supported in {}",
+                self.rules.label()
+            );
+            self.lossy(base, "pattern", message);
+        }
     }
 
     /// A keyword whose treatment is a matter of dialect ([`Rules::treat`](super::walk::Rules)).

@@ -19,6 +19,8 @@ use super::uri;
 use passes::{has_backtracking_pattern, mark_shortcuts, merge_type_unions, skip_pure_references};
 use resources::{Registry, document_draft};
 
+pub(super) use keywords::Reading;
+
 /// Base URI of a document that has no `$id`.
 const DEFAULT_BASE: &str = "json-schema:///";
 
@@ -90,7 +92,9 @@ pub(crate) fn compile(
     })
 }
 
-struct Compiler<'s> {
+/// The state of one compilation; the keyword groups in `keywords/` read their keywords through
+/// it.
+pub(super) struct Compiler<'s> {
     registry: Registry<'s>,
     nodes: Vec<Node>,
     memo: AHashMap<usize, NodeId>,
@@ -129,7 +133,7 @@ impl<'s> Compiler<'s> {
         }
     }
 
-    fn error(&self, at: &Value, message: impl Into<String>) -> SchemaError {
+    pub(super) fn error(&self, at: &Value, message: impl Into<String>) -> SchemaError {
         let pointer = self
             .registry
             .documents

@@ -1,11 +1,17 @@
-//! The array keywords: size bounds, `uniqueItems`, `prefixItems` / `items`, `contains`.
+//! The array keywords: size bounds, `uniqueItems`, `prefixItems` / `items`, `contains`; read
+//! from a schema object (with `unevaluatedItems`, checked in `annotations`), then checked
+//! against arrays.
 use std::hash::{Hash, Hasher};
+
+use serde_json::Value;
 
 use crate::error::ErrorCode;
 use crate::json::{Instance, Kind, numbers_eq};
+use crate::jsonschema::compile::{Compiler, Reading};
 use crate::jsonschema::context::{Context, Step, check, fail, fail_at};
 use crate::jsonschema::describe::describe;
-use crate::jsonschema::node::{ArrayKeywords, Node};
+use crate::jsonschema::node::{ArrayKeywords, Node, NodeId};
+use crate::jsonschema::options::SchemaError;
 
 /// Up to this many items, duplicates are found by comparing every pair.
 const PAIRWISE_LIMIT: usize = 16;
@@ -18,7 +24,90 @@ fn items_text(count: u64) -> String {
     }
 }
 
+/// The array keywords of one schema object, as they are read.
+#[derive(Default)]
+pub(crate) struct Reader {
+    keywords: ArrayKeywords,
+    used: bool,
+    /// Before 2020-12, an array `items` is `prefixItems` and `additionalItems` the rest.
+    items_is_array: bool,
+    additional_items: Option<NodeId>,
+    /// `minContains` and `maxContains`, which count only beside `contains`.
+    contains_bounds: (Option<u64>, Option<u64>),
+}
+
+impl Reader {
+    /// Reads `key` if it is an array keyword in force where `reading` says; returns whether it
+    /// was.
+    pub(crate) fn read<'s>(
+        &mut self,
+        compiler: &mut Compiler<'s>,
+        reading: Reading,
+        key: &str,
+        child: &'s Value,
+    ) -> Result<bool, SchemaError> {
+        let (keywords, resource, validation) =
+            (&mut self.keywords, reading.resource, reading.validation);
+        match key {
+            "minItems" if validation => keywords.min_items = Some(compiler.count(child)?),
+            "maxItems" if validation => keywords.max_items = Some(compiler.count(child)?),
+            "uniqueItems" if validation => {
+                keywords.unique = child.as_bool().unwrap_or(false);
+                self.used |= keywords.unique;
+                return Ok(true);
+            }
+            "minContains" if validation && reading.since_2019() => {
+                self.contains_bounds.0 = Some(compiler.count(child)?);
+                return Ok(true);
+            }
+            "maxContains" if validation && reading.since_2019() => {
+                self.contains_bounds.1 = Some(compiler.count(child)?);
+                return Ok(true);
+            }
+            "prefixItems" if reading.latest() => {
+                keywords.prefix_items = compiler.subschemas(child, resource)?;
+            }
+            "items" if !reading.latest() && child.is_array() => {
+                keywords.prefix_items = compiler.subschemas(child, resource)?;
+                self.items_is_array = true;
+            }
+            "items" => keywords.items = Some(compiler.subschema(child, resource)?),
+            "additionalItems" if !reading.latest() => {
+                self.additional_items = Some(compiler.subschema(child, resource)?);
+                return Ok(true);
+            }
+            "contains" if reading.since_7() => {
+                keywords.contains = Some(compiler.subschema(child, resource)?);
+            }
+            "unevaluatedItems" if reading.since_2019() => {
+                keywords.unevaluated = Some(compiler.subschema(child, resource)?);
+            }
+            _ => return Ok(false),
+        }
+        self.used = true;
+        Ok(true)
+    }
+
+    /// The array keywords, or `None` when none of them checks anything.
+    pub(crate) fn finish(self) -> Option<Box<ArrayKeywords>> {
+        let mut keywords = self.keywords;
+        if self.items_is_array {
+            keywords.items = self.additional_items;
+        }
+        if keywords.contains.is_some() {
+            (keywords.min_contains, keywords.max_contains) = self.contains_bounds;
+        }
+        self.used.then(|| Box::new(keywords))
+    }
+}
+
 /// Validates an array against the array keywords (not `unevaluatedItems`).
+#[expect(
+    clippy::too_many_lines,
+    reason = "the hot validation path, kept whole: each keyword's `fail!` returns from here at \
+              once in fast mode, which a helper per keyword would turn into a result checked \
+              again at every call"
+)]
 pub(crate) fn validate<I: Instance>(
     ctx: &mut Context<'_>,
     keywords: &ArrayKeywords,

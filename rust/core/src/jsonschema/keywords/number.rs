@@ -1,16 +1,85 @@
-//! Numeric bounds and `multipleOf`, exact across integer and float representations.
+//! Numeric bounds and `multipleOf`: read from a schema object, then checked against numbers,
+//! exact across integer and float representations.
 use std::cmp::Ordering;
+
+use serde_json::Value;
 
 use super::big_number::BigNumber;
 use crate::checks::is_multiple_of;
 use crate::error::ErrorCode;
 use crate::json::{Instance, Number};
+use crate::jsonschema::compile::{Compiler, Reading};
 use crate::jsonschema::context::{Context, fail};
 use crate::jsonschema::describe::{describe, number_text};
 use crate::jsonschema::node::NumberKeywords;
+use crate::jsonschema::options::SchemaError;
 
 /// Floats from here up may stand for integers beyond 64 bits, whose exact text is asked for.
 const WIDE: f64 = 9_223_372_036_854_775_808.0;
+
+/// The numeric keywords of one schema object, as they are read.
+#[derive(Default)]
+pub(crate) struct Reader {
+    keywords: NumberKeywords,
+    used: bool,
+    /// Draft 4's boolean `exclusiveMinimum` / `exclusiveMaximum`: they make the bound beside
+    /// them exclusive (see `finish`).
+    minimum_is_exclusive: bool,
+    maximum_is_exclusive: bool,
+}
+
+impl Reader {
+    /// Reads `key` if it is a numeric keyword in force where `reading` says; returns whether it
+    /// was.
+    pub(crate) fn read(
+        &mut self,
+        compiler: &Compiler<'_>,
+        reading: Reading,
+        key: &str,
+        child: &Value,
+    ) -> Result<bool, SchemaError> {
+        if !reading.validation {
+            return Ok(false);
+        }
+        let keywords = &mut self.keywords;
+        match key {
+            "minimum" => keywords.minimum = Some(compiler.number(child)?),
+            "maximum" => keywords.maximum = Some(compiler.number(child)?),
+            "exclusiveMinimum" if !reading.since_7() => {
+                self.minimum_is_exclusive = child.as_bool().unwrap_or(false);
+                return Ok(true);
+            }
+            "exclusiveMaximum" if !reading.since_7() => {
+                self.maximum_is_exclusive = child.as_bool().unwrap_or(false);
+                return Ok(true);
+            }
+            "exclusiveMinimum" => keywords.exclusive_minimum = Some(compiler.number(child)?),
+            "exclusiveMaximum" => keywords.exclusive_maximum = Some(compiler.number(child)?),
+            "multipleOf" => {
+                let divisor = compiler.number(child)?;
+                if divisor.as_f64() <= 0.0 {
+                    return Err(compiler.error(child, "multipleOf must be greater than 0"));
+                }
+                keywords.multiple_of = Some(divisor);
+            }
+            _ => return Ok(false),
+        }
+        self.used = true;
+        Ok(true)
+    }
+
+    /// The numeric keywords, or `None` when there are none.
+    pub(crate) fn finish(self) -> Option<Box<NumberKeywords>> {
+        let mut keywords = self.keywords;
+        if self.minimum_is_exclusive {
+            keywords.exclusive_minimum = keywords.minimum.take();
+        }
+        if self.maximum_is_exclusive {
+            keywords.exclusive_maximum = keywords.maximum.take();
+        }
+        self.used.then(|| Box::new(keywords))
+    }
+}
 
 /// Validates a number against the numeric keywords.
 pub(crate) fn validate<I: Instance>(

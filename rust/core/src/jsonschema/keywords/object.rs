@@ -1,17 +1,126 @@
 //! The object keywords: `properties`, `patternProperties`, `additionalProperties`, `required`,
-//! `propertyNames`, property counts and dependencies.
+//! `propertyNames`, property counts and dependencies; read from a schema object (with
+//! `unevaluatedProperties`, checked in `annotations`), then checked against objects.
 use std::borrow::Cow;
 
 use serde_json::Value;
 
 use crate::error::{ErrorCode, describe_str};
 use crate::json::{Instance, Kind, Number};
+use crate::jsonschema::compile::{Compiler, Reading};
 use crate::jsonschema::context::{Context, Step, check, fail, fail_at};
 use crate::jsonschema::describe::property_text;
 use crate::jsonschema::node::ObjectKeywords;
+use crate::jsonschema::options::SchemaError;
 
 /// Names of allowed properties listed in an `unexpected_property` error before `...`.
 const MAX_NAMES: usize = 8;
+/// Above this many properties, lookups go through a hash map instead of a linear scan.
+const PROPERTY_INDEX_THRESHOLD: usize = 12;
+
+/// The object keywords of one schema object, as they are read.
+#[derive(Default)]
+pub(crate) struct Reader {
+    keywords: ObjectKeywords,
+    used: bool,
+}
+
+impl Reader {
+    /// Reads `key` if it is an object keyword in force where `reading` says; returns whether it
+    /// was.
+    pub(crate) fn read<'s>(
+        &mut self,
+        compiler: &mut Compiler<'s>,
+        reading: Reading,
+        key: &str,
+        child: &'s Value,
+    ) -> Result<bool, SchemaError> {
+        let (keywords, resource, validation) =
+            (&mut self.keywords, reading.resource, reading.validation);
+        match key {
+            "properties" => {
+                for (name, subschema) in compiler.members(child)? {
+                    let id = compiler.subschema(subschema, resource)?;
+                    keywords.properties.push((name.as_str().into(), id));
+                }
+            }
+            "required" if validation => {
+                keywords.required = compiler.names(child)?;
+                self.used |= !keywords.required.is_empty();
+                return Ok(true);
+            }
+            "patternProperties" => {
+                for (source, subschema) in compiler.members(child)? {
+                    let pattern = compiler.pattern(subschema, source)?;
+                    let id = compiler.subschema(subschema, resource)?;
+                    keywords.pattern_properties.push((pattern, id));
+                }
+            }
+            "additionalProperties" => {
+                keywords.additional = Some(compiler.subschema(child, resource)?);
+            }
+            "propertyNames" if reading.since_7() => {
+                keywords.property_names = Some(compiler.subschema(child, resource)?);
+            }
+            "unevaluatedProperties" if reading.since_2019() => {
+                keywords.unevaluated = Some(compiler.subschema(child, resource)?);
+            }
+            "minProperties" if validation => keywords.min_properties = Some(compiler.count(child)?),
+            "maxProperties" if validation => keywords.max_properties = Some(compiler.count(child)?),
+            // Kept after draft 7 as well, for documents that still use it (as the suite's
+            // optional compatibility tests expect).
+            "dependencies" => {
+                for (name, dependency) in compiler.members(child)? {
+                    if dependency.is_array() {
+                        let required = compiler.names(dependency)?;
+                        keywords
+                            .dependent_required
+                            .push((name.as_str().into(), required));
+                    } else {
+                        let id = compiler.subschema(dependency, resource)?;
+                        keywords.dependent_schemas.push((name.as_str().into(), id));
+                    }
+                }
+            }
+            "dependentRequired" if validation && reading.since_2019() => {
+                for (name, required) in compiler.members(child)? {
+                    let required = compiler.names(required)?;
+                    keywords
+                        .dependent_required
+                        .push((name.as_str().into(), required));
+                }
+            }
+            "dependentSchemas" if reading.since_2019() => {
+                for (name, subschema) in compiler.members(child)? {
+                    let id = compiler.subschema(subschema, resource)?;
+                    keywords.dependent_schemas.push((name.as_str().into(), id));
+                }
+            }
+            _ => return Ok(false),
+        }
+        self.used = true;
+        Ok(true)
+    }
+
+    /// The object keywords with their lookups indexed, or `None` when none of them checks
+    /// anything.
+    pub(crate) fn finish(self) -> Option<Box<ObjectKeywords>> {
+        let mut keywords = self.keywords;
+        if keywords.properties.len() > PROPERTY_INDEX_THRESHOLD {
+            keywords.property_index = Some(
+                keywords
+                    .properties
+                    .iter()
+                    .enumerate()
+                    .map(|(slot, (name, _))| (name.clone(), slot))
+                    .collect(),
+            );
+        }
+        keywords.index_heads();
+        keywords.index_required();
+        self.used.then(|| Box::new(keywords))
+    }
+}
 
 fn properties_text(count: u64) -> String {
     if count == 1 {
@@ -44,6 +153,12 @@ fn allowed_names(keywords: &ObjectKeywords) -> String {
 ///
 /// A missing required property is reported at the object's path, with `expected` naming the
 /// property (`property "city"`); an unexpected property is reported at the property's own path.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the hot validation path, kept whole: one pass over the instance checks \
+              `properties`, `patternProperties`, `additionalProperties`, `propertyNames` and the \
+              required mask together, and each `fail!` returns from here at once in fast mode"
+)]
 pub(crate) fn validate<I: Instance>(
     ctx: &mut Context<'_>,
     keywords: &ObjectKeywords,

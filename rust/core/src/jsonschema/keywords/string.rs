@@ -1,9 +1,61 @@
-//! `minLength`, `maxLength` (in code points), `pattern` and asserted `format`.
+//! `minLength`, `maxLength` (in code points), `pattern` and asserted `format`: read from a
+//! schema object, then checked against string values.
+use serde_json::Value;
+
 use crate::error::{ErrorCode, describe_str};
+use crate::formats::Format;
 use crate::json::Instance;
+use crate::jsonschema::compile::{Compiler, Reading};
 use crate::jsonschema::context::{Context, fail};
 use crate::jsonschema::describe::describe;
 use crate::jsonschema::node::StringKeywords;
+use crate::jsonschema::options::SchemaError;
+
+/// The string keywords of one schema object, as they are read.
+#[derive(Default)]
+pub(crate) struct Reader {
+    keywords: StringKeywords,
+    /// Some keyword read checks something (a `format` this validator does not know does not).
+    used: bool,
+}
+
+impl Reader {
+    /// Reads `key` if it is a string keyword in force where `reading` says; returns whether it
+    /// was.
+    pub(crate) fn read(
+        &mut self,
+        compiler: &Compiler<'_>,
+        reading: Reading,
+        key: &str,
+        child: &Value,
+    ) -> Result<bool, SchemaError> {
+        let keywords = &mut self.keywords;
+        match key {
+            "minLength" if reading.validation => keywords.min_length = Some(compiler.count(child)?),
+            "maxLength" if reading.validation => keywords.max_length = Some(compiler.count(child)?),
+            "pattern" if reading.validation => {
+                let Value::String(source) = child else {
+                    return Err(compiler.error(child, "expected a string"));
+                };
+                keywords.pattern = Some(compiler.pattern(child, source)?);
+            }
+            "format" if reading.assert_formats => {
+                let Some(format) = child.as_str().and_then(Format::from_name) else {
+                    return Ok(true);
+                };
+                keywords.format = Some(format);
+            }
+            _ => return Ok(false),
+        }
+        self.used = true;
+        Ok(true)
+    }
+
+    /// The string keywords, or `None` when none of them checks anything.
+    pub(crate) fn finish(self) -> Option<Box<StringKeywords>> {
+        self.used.then(|| Box::new(self.keywords))
+    }
+}
 
 /// Validates a string value against the string keywords.
 pub(crate) fn validate<I: Instance>(

@@ -1,11 +1,42 @@
 //! String formats: checking a string-valued node's text (a date, a UUID, a decimal, ...) and
 //! building its Python value.
 use ferrotool_core::duration::parse_duration;
+use ferrotool_core::error::ErrorCode;
 use ferrotool_core::ir::StringValue;
 use pyo3::exceptions::{PyArithmeticError, PyValueError};
 use pyo3::prelude::*;
 
-pub(super) fn expected_format(value: StringValue) -> &'static str {
+use super::{Built, Context, Engine, describe, is_container};
+use crate::typed::outcome::Fatal;
+use crate::typed::source::{Head, Source};
+
+impl Engine {
+    /// A string of a format (a date, a UUID, ...), built as its Python value.
+    #[inline]
+    pub(super) fn format_value<'py, S: Source<'py>>(
+        py: Python<'py>,
+        value: StringValue,
+        convert: &Py<PyAny>,
+        source: &mut S,
+        context: &mut Context<'py>,
+    ) -> Built<'py> {
+        let head = source.head()?;
+        let Head::Str(text) = &head else {
+            return wrong_kind!(source, context, head, ErrorCode::WrongType, "string");
+        };
+        match string_value(py, value, convert.bind(py), text) {
+            Ok(Some(built)) => Ok(Some(built)),
+            Ok(None) => context.error(
+                ErrorCode::InvalidFormat,
+                expected_format(value),
+                describe(&head),
+            ),
+            Err(error) => Err(Fatal::from(error)),
+        }
+    }
+}
+
+fn expected_format(value: StringValue) -> &'static str {
     match value {
         StringValue::Datetime => "an RFC 3339 date-time with offset, e.g. 2024-05-01T10:00:00Z",
         StringValue::Date => "an RFC 3339 date, e.g. 2024-05-01",
@@ -18,7 +49,7 @@ pub(super) fn expected_format(value: StringValue) -> &'static str {
 }
 
 /// Checks the string's format, then builds the Python value; `Ok(None)` when the format is wrong.
-pub(super) fn string_value<'py>(
+fn string_value<'py>(
     py: Python<'py>,
     value: StringValue,
     convert: &Bound<'py, PyAny>,

@@ -5,17 +5,14 @@
 //! unions in `unions`, records (dicts, classes, dataclasses, a function's arguments) in
 //! `records`, and the string formats (dates, UUIDs, decimals) in `formats`.
 use ferrotool_core::error::{ErrorCode, LineError, PathItem, describe_str};
-use ferrotool_core::ir::Container;
 use ferrotool_core::pattern::Budget;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
-use serde_json::Value;
+use pyo3::types::{PyDict, PyTuple};
 
 use super::compile::{Compiled, Node};
 use super::outcome::Fatal;
 use super::source::{Head, Source};
-use formats::{expected_format, string_value};
 
 /// The tail of every node's arm for a value of the wrong kind: the `$code` error (`$expected`
 /// this, found what `$head` shows), after passing over the rest of a container. A macro, not a
@@ -174,20 +171,6 @@ fn describe(head: &Head<'_>) -> String {
     }
 }
 
-fn choice_matches(head: &Head<'_>, value: &Value) -> bool {
-    match (head, value) {
-        (Head::Null, Value::Null) => true,
-        (Head::Bool(flag), Value::Bool(expected)) => flag == expected,
-        (Head::Str(text), Value::String(expected)) => text == expected,
-        (Head::Int(number), Value::Number(expected)) => {
-            expected.as_i64() == Some(*number)
-                || expected.as_f64() == Some(*number as f64) && expected.is_f64()
-        }
-        (Head::Float(number), Value::Number(expected)) => expected.as_f64() == Some(*number),
-        _ => false,
-    }
-}
-
 fn is_container(head: &Head<'_>) -> bool {
     matches!(head, Head::Array | Head::Object)
 }
@@ -221,6 +204,8 @@ impl Engine {
         context.error(code, expected, found)
     }
 
+    /// Validates and builds the next value of `source` as `node` says: each kind of node is
+    /// read by the module of its kind.
     fn value<'v, 'py, S: Source<'py>>(
         &'v self,
         node: &'v Node,
@@ -229,191 +214,27 @@ impl Engine {
     ) -> Built<'py> {
         let py = source.py();
         match node {
-            Node::Any => {
-                let remaining = context.max_depth.saturating_sub(context.depth);
-                match source.to_python(remaining) {
-                    Ok(value) => Ok(Some(value)),
-                    Err(Fatal::Stop) => Err(context.too_deep()),
-                    Err(other) => Err(other),
-                }
-            }
-            Node::Null => {
-                let head = source.head()?;
-                if matches!(head, Head::Null) {
-                    return Ok(Some(py.None().into_bound(py)));
-                }
-                wrong_kind!(source, context, head, ErrorCode::WrongType, "null")
-            }
-            Node::Bool => {
-                let head = source.head()?;
-                if let Some(built) = Self::bool_head(py, &head, context) {
-                    return built;
-                }
-                wrong_kind!(source, context, head, ErrorCode::WrongType, "boolean")
-            }
-            Node::Int(check) => {
-                let original = source.original();
-                let head = source.head()?;
-                if let Some(built) = Self::int_head(py, check, &head, original, context) {
-                    return built;
-                }
-                wrong_kind!(source, context, head, ErrorCode::WrongType, "integer")
-            }
-            Node::Float(check) => {
-                let original = source.original();
-                let head = source.head()?;
-                if let Some(built) = Self::float_head(py, check, &head, original, context) {
-                    return built;
-                }
-                wrong_kind!(source, context, head, ErrorCode::WrongType, "number")
-            }
-            Node::Str(check) => {
-                let original = source.original();
-                let head = source.head()?;
-                let Head::Str(text) = &head else {
-                    return wrong_kind!(source, context, head, ErrorCode::WrongType, "string");
-                };
-                Self::str_text(py, check, text, original, context)
-            }
+            Node::Any => Self::any_value(source, context),
+            Node::Null => Self::null_value(py, source, context),
+            Node::Bool => Self::bool_value(py, source, context),
+            Node::Int(check) => Self::int_value(py, check, source, context),
+            Node::Float(check) => Self::float_value(py, check, source, context),
+            Node::Str(check) => Self::str_value(py, check, source, context),
             Node::StrValue { value, convert } => {
-                let head = source.head()?;
-                let Head::Str(text) = &head else {
-                    return wrong_kind!(source, context, head, ErrorCode::WrongType, "string");
-                };
-                match string_value(py, *value, convert.bind(py), text) {
-                    Ok(Some(built)) => Ok(Some(built)),
-                    Ok(None) => context.error(
-                        ErrorCode::InvalidFormat,
-                        expected_format(*value),
-                        describe(&head),
-                    ),
-                    Err(error) => Err(Fatal::from(error)),
-                }
+                Self::format_value(py, *value, convert, source, context)
             }
             Node::Choice { values, expected } => {
-                let head = source.head()?;
-                if let Some((_, object)) = values
-                    .iter()
-                    .find(|(value, _)| choice_matches(&head, value))
-                {
-                    return Ok(Some(object.bind(py).clone()));
-                }
-                wrong_kind!(source, context, head, ErrorCode::NotInEnum, expected)
+                Self::choice_value(py, values, expected, source, context)
             }
             Node::List {
                 items,
                 container,
                 min,
                 max,
-            } => {
-                let mark = context.errors.len();
-                let Some((base, count)) =
-                    Self::array_items(source, context, &mut |source, context, _| {
-                        self.child(items, source, context)
-                    })?
-                else {
-                    return Ok(None);
-                };
-                // The container is built straight from the item values, unless an item failed.
-                let built = if context.errors.len() > mark {
-                    None
-                } else {
-                    let built = context.items(py, base);
-                    Some(match container {
-                        Container::List => PyList::new(py, built).map(Bound::into_any),
-                        Container::Tuple => PyTuple::new(py, built).map(Bound::into_any),
-                        Container::Set => PySet::new(py, built).map(Bound::into_any),
-                        Container::Frozenset => PyFrozenSet::new(py, built).map(Bound::into_any),
-                    })
-                };
-                context.values.truncate(base);
-                Self::check_size(
-                    context,
-                    count,
-                    *min,
-                    *max,
-                    ErrorCode::ArrayTooShort,
-                    ErrorCode::ArrayTooLong,
-                    "items",
-                )?;
-                let value = match built {
-                    Some(value) if context.errors.len() == mark => value?,
-                    _ => return Ok(None),
-                };
-                if container.unique() && value.len()? != count {
-                    return context.error(
-                        ErrorCode::DuplicateItems,
-                        "unique items",
-                        format!("array of {count} items with duplicates"),
-                    );
-                }
-                Ok(Some(value))
-            }
-            Node::Tuple { items } => {
-                let mark = context.errors.len();
-                let Some((base, count)) =
-                    Self::array_items(source, context, &mut |source, context, index| {
-                        if let Some(node) = items.get(index) {
-                            return self.value(node, source, context);
-                        }
-                        source.skip()?;
-                        let expected = format!("exactly {} items", items.len());
-                        context.error(ErrorCode::UnexpectedItem, expected, "an extra item")
-                    })?
-                else {
-                    return Ok(None);
-                };
-                let built = if context.errors.len() > mark {
-                    None
-                } else {
-                    Some(PyTuple::new(py, context.items(py, base)))
-                };
-                context.values.truncate(base);
-                if count < items.len() {
-                    context.error(
-                        ErrorCode::ArrayTooShort,
-                        format!("exactly {} items", items.len()),
-                        format!("{count} items"),
-                    )?;
-                }
-                match built {
-                    Some(value) if context.errors.len() == mark => Ok(Some(value?.into_any())),
-                    _ => Ok(None),
-                }
-            }
+            } => self.list_value(items, *container, (*min, *max), source, context),
+            Node::Tuple { items } => self.tuple_value(items, source, context),
             Node::Dict { values, min, max } => {
-                let head = source.head()?;
-                if !matches!(head, Head::Object) {
-                    return wrong_kind!(source, context, head, ErrorCode::WrongType, "object");
-                }
-                context.enter()?;
-                let mark = context.errors.len();
-                let dict = PyDict::new(py);
-                let mut count = 0usize;
-                source.entries(&mut |key| PyString::new(py, key), &mut |source, key| {
-                    count += 1;
-                    let before = context.errors.len();
-                    let item = self.value(values, source, context);
-                    context.under(before, || PathItem::Key(key.to_string_lossy().into()));
-                    if let Some(item) = item? {
-                        dict.set_item(key, item)?;
-                    }
-                    Ok(())
-                })?;
-                context.leave();
-                Self::check_size(
-                    context,
-                    count,
-                    *min,
-                    *max,
-                    ErrorCode::TooFewProperties,
-                    ErrorCode::TooManyProperties,
-                    "properties",
-                )?;
-                if context.errors.len() > mark {
-                    return Ok(None);
-                }
-                Ok(Some(dict.into_any()))
+                self.dict_value(values, (*min, *max), source, context)
             }
             Node::Union { variants, expected } => self.union(variants, expected, source, context),
             Node::Record(index) => match self.compiled.records.get(*index) {
@@ -426,23 +247,18 @@ impl Engine {
                 name,
                 validate_json,
                 validate_python,
-            } => {
-                let result = if let Some(raw) = source.raw()? {
-                    validate_json.bind(py).call1((PyBytes::new(py, raw),))
-                } else {
-                    let remaining = context.max_depth.saturating_sub(context.depth);
-                    let value = match source.to_python(remaining) {
-                        Ok(value) => value,
-                        Err(Fatal::Stop) => return Err(context.too_deep()),
-                        Err(other) => return Err(other),
-                    };
-                    validate_python.bind(py).call1((value,))
-                };
-                match result {
-                    Ok(value) => Ok(Some(value)),
-                    Err(error) => Self::model_errors(py, name, &error, context).map(|()| None),
-                }
-            }
+            } => Self::model_value(py, name, (validate_json, validate_python), source, context),
+        }
+    }
+
+    /// Any value, built as the Python value the source holds.
+    #[inline]
+    fn any_value<'py, S: Source<'py>>(source: &mut S, context: &mut Context<'py>) -> Built<'py> {
+        let remaining = context.max_depth.saturating_sub(context.depth);
+        match source.to_python(remaining) {
+            Ok(value) => Ok(Some(value)),
+            Err(Fatal::Stop) => Err(context.too_deep()),
+            Err(other) => Err(other),
         }
     }
 }

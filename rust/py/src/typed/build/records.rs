@@ -3,7 +3,7 @@
 use ferrotool_core::error::{ErrorCode, PathItem, describe_str};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{IntoPyDict, PyDict, PyTuple, PyType};
+use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyTuple, PyType};
 
 use super::{Arguments, Built, Context, Engine, describe, is_container};
 use crate::ffi::object::{new_instance, set_attribute};
@@ -230,8 +230,35 @@ impl Engine {
         Ok(instance)
     }
 
+    /// A pydantic model, validated by the model itself: from the raw JSON text when the source
+    /// has it, else from the Python value.
+    #[inline]
+    pub(super) fn model_value<'py, S: Source<'py>>(
+        py: Python<'py>,
+        name: &str,
+        (validate_json, validate_python): (&Py<PyAny>, &Py<PyAny>),
+        source: &mut S,
+        context: &mut Context<'py>,
+    ) -> Built<'py> {
+        let result = if let Some(raw) = source.raw()? {
+            validate_json.bind(py).call1((PyBytes::new(py, raw),))
+        } else {
+            let remaining = context.max_depth.saturating_sub(context.depth);
+            let value = match source.to_python(remaining) {
+                Ok(value) => value,
+                Err(Fatal::Stop) => return Err(context.too_deep()),
+                Err(other) => return Err(other),
+            };
+            validate_python.bind(py).call1((value,))
+        };
+        match result {
+            Ok(value) => Ok(Some(value)),
+            Err(error) => Self::model_errors(py, name, &error, context).map(|()| None),
+        }
+    }
+
     /// Turns a pydantic `ValidationError` into line errors under the current path.
-    pub(super) fn model_errors<'py>(
+    fn model_errors<'py>(
         py: Python<'py>,
         name: &str,
         error: &PyErr,

@@ -1,13 +1,14 @@
-//! Leaf values: null, booleans, numbers and strings, read from their head or, as a container's
-//! child, straight from the source.
+//! Leaf values: null, booleans, numbers, strings and choices (`Literal`, `Enum`), read from
+//! their head or, as a container's child, straight from the source.
 use ferrotool_core::checks::{NumberCheck, StringCheck};
 use ferrotool_core::error::{ErrorCode, describe_str};
 use ferrotool_core::json::Number;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyString};
+use serde_json::Value;
 
-use super::{Built, Context, Engine, describe};
+use super::{Built, Context, Engine, describe, is_container};
 use crate::convert::big_int;
 use crate::typed::compile::Node;
 use crate::typed::outcome::Fatal;
@@ -55,7 +56,112 @@ fn lenient_bool(text: &str) -> Option<bool> {
     }
 }
 
+/// True when the value whose head is `head` is the choice `value`.
+fn choice_matches(head: &Head<'_>, value: &Value) -> bool {
+    match (head, value) {
+        (Head::Null, Value::Null) => true,
+        (Head::Bool(flag), Value::Bool(expected)) => flag == expected,
+        (Head::Str(text), Value::String(expected)) => text == expected,
+        (Head::Int(number), Value::Number(expected)) => {
+            expected.as_i64() == Some(*number)
+                || expected.as_f64() == Some(*number as f64) && expected.is_f64()
+        }
+        (Head::Float(number), Value::Number(expected)) => expected.as_f64() == Some(*number),
+        _ => false,
+    }
+}
+
 impl Engine {
+    #[inline]
+    pub(super) fn null_value<'py, S: Source<'py>>(
+        py: Python<'py>,
+        source: &mut S,
+        context: &mut Context<'py>,
+    ) -> Built<'py> {
+        let head = source.head()?;
+        if matches!(head, Head::Null) {
+            return Ok(Some(py.None().into_bound(py)));
+        }
+        wrong_kind!(source, context, head, ErrorCode::WrongType, "null")
+    }
+
+    #[inline]
+    pub(super) fn bool_value<'py, S: Source<'py>>(
+        py: Python<'py>,
+        source: &mut S,
+        context: &mut Context<'py>,
+    ) -> Built<'py> {
+        let head = source.head()?;
+        if let Some(built) = Self::bool_head(py, &head, context) {
+            return built;
+        }
+        wrong_kind!(source, context, head, ErrorCode::WrongType, "boolean")
+    }
+
+    #[inline]
+    pub(super) fn int_value<'py, S: Source<'py>>(
+        py: Python<'py>,
+        check: &NumberCheck,
+        source: &mut S,
+        context: &mut Context<'py>,
+    ) -> Built<'py> {
+        let original = source.original();
+        let head = source.head()?;
+        if let Some(built) = Self::int_head(py, check, &head, original, context) {
+            return built;
+        }
+        wrong_kind!(source, context, head, ErrorCode::WrongType, "integer")
+    }
+
+    #[inline]
+    pub(super) fn float_value<'py, S: Source<'py>>(
+        py: Python<'py>,
+        check: &NumberCheck,
+        source: &mut S,
+        context: &mut Context<'py>,
+    ) -> Built<'py> {
+        let original = source.original();
+        let head = source.head()?;
+        if let Some(built) = Self::float_head(py, check, &head, original, context) {
+            return built;
+        }
+        wrong_kind!(source, context, head, ErrorCode::WrongType, "number")
+    }
+
+    #[inline]
+    pub(super) fn str_value<'py, S: Source<'py>>(
+        py: Python<'py>,
+        check: &StringCheck,
+        source: &mut S,
+        context: &mut Context<'py>,
+    ) -> Built<'py> {
+        let original = source.original();
+        let head = source.head()?;
+        let Head::Str(text) = &head else {
+            return wrong_kind!(source, context, head, ErrorCode::WrongType, "string");
+        };
+        Self::str_text(py, check, text, original, context)
+    }
+
+    /// A `Literal` or `Enum`: the Python object of the allowed value matched.
+    #[inline]
+    pub(super) fn choice_value<'py, S: Source<'py>>(
+        py: Python<'py>,
+        values: &[(Value, Py<PyAny>)],
+        expected: &str,
+        source: &mut S,
+        context: &mut Context<'py>,
+    ) -> Built<'py> {
+        let head = source.head()?;
+        if let Some((_, object)) = values
+            .iter()
+            .find(|(value, _)| choice_matches(&head, value))
+        {
+            return Ok(Some(object.bind(py).clone()));
+        }
+        wrong_kind!(source, context, head, ErrorCode::NotInEnum, expected)
+    }
+
     /// Reads `node`'s value as a container's child: a leaf node whose value is exactly of its
     /// kind is read straight from the source ([`Source::scalar`]) and built here; anything else
     /// goes the general way ([`Self::value`]), with the same outcome and errors.
