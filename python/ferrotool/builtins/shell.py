@@ -55,6 +55,7 @@ from typing import Final, final
 import anyio
 import anyio.abc
 
+from ferrotool._permissions.confine import is_inside, real
 from ferrotool._permissions.decisions import (
     PermissionBehavior,
     PermissionDecision,
@@ -76,7 +77,6 @@ from ferrotool.builtins._command import (
     base,
     read,
 )
-from ferrotool.builtins._confine import is_inside, real
 from ferrotool.builtins._sandbox import Sandbox, SandboxWarning
 
 SHELL_TOOL: Final = "execute_shell_command"
