@@ -472,7 +472,7 @@ async def test_a_call_whose_id_no_reply_can_name_is_refused_before_anything_runs
     kit.register(deploy)
     store = InMemorySessionStore()
     view = await kit.snapshot().open_view(CONTEXT, store)
-    bad = ToolUseBlock.of("c1", "deploy", {"env": "prod"})._replace(id=bad_id)
+    bad = ToolUseBlock.of("c1", "deploy", {"env": "prod"})._replace(id=bad_id)  # type: ignore[arg-type]
     calls = [ToolUseBlock.of("c0", "deploy", {"env": "dev"}), bad]
     with pytest.raises(TypeError, match=r"the call to 'deploy' has an id of type \w+"):
         await view.call_tools(calls, CONTEXT)
