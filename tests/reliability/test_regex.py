@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated
 
@@ -32,6 +32,7 @@ from ferrotool import (
     ToolRequestConfig,
     ToolUseBlock,
 )
+from ferrotool.errors import ErrorDetailFields
 
 EVIL = "a" * 100_000 + "!"
 # Backreferences need backtracking; nested quantifiers then explode on a near miss.
@@ -123,7 +124,7 @@ def _heartbeat() -> Iterator[_Heartbeat]:
         thread.join()
 
 
-def _complex_pointers(errors: tuple[ferrotool.ErrorDetail, ...]) -> list[str]:
+def _complex_pointers(errors: Sequence[ErrorDetailFields]) -> list[str]:
     return [error.pointer for error in errors if error.code == "pattern_too_complex"]
 
 
