@@ -24,6 +24,7 @@ from ferrotool import (
     PermissionDecision,
     RegistrationError,
     RuntimeContext,
+    SchemaOnlyTool,
     SuspendTool,
     TextBlock,
     ToolBase,
@@ -225,6 +226,54 @@ def test_removal_can_be_disabled() -> None:
     assert "get_weather" in kit
     with pytest.raises(RegistrationError, match="Tool not found: nope"):
         Toolkit().remove("nope")
+
+
+def test_remove_if_same_removes_only_the_tool_it_is_given() -> None:
+    @tool
+    def lookup(key: str) -> str:
+        return key
+
+    @tool(name="lookup")
+    def other_lookup(key: str) -> str:
+        return key.upper()
+
+    kit = Toolkit()
+    kit.register(lookup)
+    assert not kit.remove_if_same(other_lookup)  # another tool of the same name
+    assert "lookup" in kit
+    assert kit.remove_if_same(lookup)
+    assert "lookup" not in kit
+    assert not kit.remove_if_same(lookup)  # gone already
+    # Someone else registered the name meanwhile: theirs stays.
+    kit.register(other_lookup)
+    assert not kit.remove_if_same(lookup)
+    assert kit.get_tool("lookup") is other_lookup
+
+    # A plain function, and a tool registered with presets (a copy around the same function).
+    def plain(key: str) -> str:
+        return key
+
+    kit.register(plain)
+    assert kit.remove_if_same(plain)
+    kit.register(get_weather, presets={"city": "Oslo"})
+    assert kit.remove_if_same(get_weather)
+    assert "get_weather" not in kit
+    disabled = Toolkit(ToolkitConfig(allow_removal=False))
+    disabled.register(lookup)
+    with pytest.raises(RegistrationError, match="removal is disabled"):
+        disabled.remove_if_same(lookup)
+
+
+def test_is_external_tool() -> None:
+    kit = Toolkit()
+    kit.register(get_weather)
+    kit.register(
+        SchemaOnlyTool({"name": "pick_file", "parameters": {"type": "object", "properties": {}}})
+    )
+    assert kit.is_external_tool("pick_file")
+    assert not kit.is_external_tool("get_weather")
+    assert not kit.is_external_tool("nope")
+    assert kit.snapshot().is_external_tool("pick_file")
 
 
 async def test_presets_are_hidden_and_win() -> None:

@@ -88,6 +88,14 @@ class ToolSet(_core.ToolCaller, ToolLists):
         entry = self._table.entries.get(name)
         return None if entry is None else entry.spec
 
+    def is_external_tool(self, name: str) -> bool:
+        """Whether ``name`` is a registered external tool.
+
+        An external tool is one the client runs: its calls suspend for the client's result.
+        """
+        spec = self.get_spec(name)
+        return spec is not None and spec.external
+
     def names(self) -> tuple[str, ...]:
         """The registered names, in registration order."""
         return tuple(self._table.entries)

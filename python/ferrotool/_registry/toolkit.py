@@ -294,6 +294,30 @@ class Toolkit(ToolSet):
                 raise RegistrationError(f"Tool not found: {name}")
             return self._writable().drop(name).tool
 
+    def remove_if_same(self, tool: object) -> bool:
+        """Remove the tool registered under ``tool``'s name only if it is ``tool`` itself.
+
+        For a source that registered a tool and later wants it gone without taking away a
+        tool someone else registered under the same name meanwhile (AgentScope's
+        ``removeToolIfSame``). ``tool`` is what was given to `register`: a `ToolBase`, or a
+        ``@tool`` function.
+
+        Returns:
+            Whether the tool was removed.
+
+        Raises:
+            RegistrationError: Removal is disabled (``allow_removal=False``).
+        """
+        with self._lock:
+            self._check_removal("a tool")
+            for name, entry in self._table.entries.items():
+                if _registered_as(entry.tool, tool):
+                    if name == RESET_TOOLS and self._is_meta(name):
+                        return False
+                    self._writable().drop(name)
+                    return True
+            return False
+
     def _check_removal(self, what: str) -> None:
         if not self._runner.config.allow_removal:
             raise RegistrationError(f"cannot remove {what}: removal is disabled for this toolkit")
@@ -553,6 +577,20 @@ def _tools_of(item: object) -> list[AgentTool]:
             f"{type(item).__qualname__} object has no @tool methods to register"
         )
     return tools
+
+
+def _registered_as(registered: object, given: object) -> bool:
+    """Whether the registered tool is what ``given`` registered.
+
+    That is the object itself, or the same function: a ``@tool`` registered with presets is a
+    copy around the same function.
+    """
+    if registered is given:
+        return True
+    if not isinstance(registered, FunctionTool):
+        return False
+    function = given.function if isinstance(given, FunctionTool) else given
+    return registered.function is function
 
 
 __all__ = ["Registry", "Toolkit"]
