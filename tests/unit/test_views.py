@@ -131,6 +131,21 @@ def test_views_show_basic_and_active_groups_only() -> None:
     assert registry.names() == ("search", "reset_tools", "db_query", "deploy", "audit")
 
 
+def test_switching_groups_refuses_unknown_names_and_can_set_exactly() -> None:
+    registry = make_toolkit().snapshot()
+    on = registry.switch_groups(EMPTY_STATE, {"deployment": True})
+    assert registry.view(on).names() == ("search", "reset_tools", "deploy", "audit")
+    with pytest.raises(RegistrationError, match=r"Tool group 'nonexistent' does not exist"):
+        registry.switch_groups(on, {"nonexistent": True, "database": True})
+    with pytest.raises(RegistrationError, match=r"'nope', 'nowhere' does not exist"):
+        registry.switch_groups(on, {"nowhere": False, "nope": True}, exact=True)
+    # Set exactly: the named groups as given, every other group of the registry off.
+    exactly = registry.switch_groups(on, {"database": True}, exact=True)
+    assert registry.view(exactly).names() == ("search", "reset_tools", "db_query")
+    assert {name for name, active in exactly.groups.items() if active} == {"database"}
+    assert on.groups["deployment"] is True  # the state switched from is a value: unchanged
+
+
 def test_initially_active_groups() -> None:
     kit = Toolkit()
     kit.create_group("always", active=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import (
     Coroutine,
     Iterator,
+    Mapping,
     Sequence,
 )
 from typing import TYPE_CHECKING, Any, final
@@ -44,6 +45,7 @@ from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.execution import ExecutionConfig
 from ferrotool._values.groups import BASIC, ToolGroup
 from ferrotool._values.spec import ToolSpec
+from ferrotool.errors import RegistrationError
 
 if TYPE_CHECKING:  # `Registry.skills`'s type: read by type checkers, never imported at run time
     from ferrotool.skills.skill import SkillSet
@@ -107,6 +109,29 @@ class ToolSet(_core.ToolCaller, ToolLists):
     def groups(self) -> tuple[ToolGroup, ...]:
         """The tool groups, in the order they were added."""
         return tuple(self._table.groups.values())
+
+    def switch_groups(
+        self, state: ToolContextState, flags: Mapping[str, bool], *, exact: bool = False
+    ) -> ToolContextState:
+        """``state`` with these groups of this registry switched on or off.
+
+        With ``exact``, every other group of the registry is switched off: the session's
+        active groups become exactly those ``flags`` turns on. A session's state is a value:
+        store the result (`update_session`) for later requests to see it.
+
+        Raises:
+            RegistrationError: A name is not a group of this registry (nothing is switched).
+        """
+        known = self._table.groups
+        unknown = sorted(name for name in flags if name not in known)
+        if unknown:
+            raise RegistrationError(
+                f"Tool group {', '.join(map(repr, unknown))} does not exist "
+                f"(groups: {', '.join(known) or 'none'})"
+            )
+        if exact:
+            flags = {name: bool(flags.get(name, False)) for name in known}
+        return state.with_groups(flags)
 
     def group_of(self, name: str) -> frozenset[str]:
         """The groups a tool belongs to (``{"basic"}`` for an ungrouped one).
