@@ -19,6 +19,7 @@ from ferrotool import (
     Injected,
     InjectionError,
     JsonSchemaValidator,
+    JsonValue,
     Param,
     PermissionContext,
     PermissionDecision,
@@ -262,6 +263,28 @@ def test_remove_if_same_removes_only_the_tool_it_is_given() -> None:
     disabled.register(lookup)
     with pytest.raises(RegistrationError, match="removal is disabled"):
         disabled.remove_if_same(lookup)
+
+
+def test_register_schemas_registers_all_or_nothing() -> None:
+    kit = Toolkit()
+    kit.register(get_weather)
+    assert kit.register_schemas(None) == ()
+    assert kit.register_schemas([]) == ()
+    obj: dict[str, JsonValue] = {"type": "object", "properties": {}}
+    registered = kit.register_schemas(
+        [
+            {"name": "pick_file", "parameters": obj},
+            {"type": "function", "function": {"name": "ask_user", "parameters": obj}},
+            {"name": "show_map", "inputSchema": obj},
+        ]
+    )
+    assert [t.spec.name for t in registered] == ["pick_file", "ask_user", "show_map"]
+    assert all(kit.is_external_tool(name) for name in ("pick_file", "ask_user", "show_map"))
+    with pytest.raises(RegistrationError, match="get_weather"):
+        kit.register_schemas([{"name": "late", "parameters": obj}, {"name": "get_weather"}])
+    assert "late" not in kit  # nothing of a refused batch is registered
+    with pytest.raises(ValueError, match="name"):
+        kit.register_schemas([{"parameters": obj}])
 
 
 def test_is_external_tool() -> None:

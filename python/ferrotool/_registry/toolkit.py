@@ -42,9 +42,12 @@ from ferrotool._session.state import (
     ToolContextState,
 )
 from ferrotool._tools.base import AgentTool, ToolBase
+from ferrotool._tools.external import SchemaOnlyTool
 from ferrotool._tools.function import FunctionTool, tool
 from ferrotool._values.context import ProgressSink
 from ferrotool._values.groups import BASIC, ToolGroup, ToolGroupScope
+from ferrotool._values.json import JsonValue
+from ferrotool._values.spec import ToolSpec
 from ferrotool.errors import RegistrationError
 
 if TYPE_CHECKING:  # the wing methods' types: read by type checkers, never imported at run time
@@ -293,6 +296,30 @@ class Toolkit(ToolSet):
             if name not in self._table.entries or (name == RESET_TOOLS and self._is_meta(name)):
                 raise RegistrationError(f"Tool not found: {name}")
             return self._writable().drop(name).tool
+
+    def register_schemas(
+        self,
+        definitions: Iterable[Mapping[str, JsonValue] | ToolSpec] | None,
+        /,
+        *,
+        group: str | Iterable[str] = (),
+    ) -> tuple[AgentTool, ...]:
+        """Register external tools from their definitions, all of them or none.
+
+        Each definition becomes a `SchemaOnlyTool` (any spelling it takes: plain, OpenAI chat,
+        Anthropic, MCP, or a `ToolSpec`): its calls validate and suspend for the client to run.
+        ``None`` or no definitions register nothing.
+
+        Returns:
+            The registered tools.
+
+        Raises:
+            RegistrationError: A name is taken or repeated, or a group does not exist; nothing
+                is registered then.
+            ValueError: A definition has no name or no JSON Schema object.
+        """
+        tools = [SchemaOnlyTool(definition) for definition in definitions or ()]
+        return self.replace((), tools, group=group) if tools else ()
 
     def remove_if_same(self, tool: object) -> bool:
         """Remove the tool registered under ``tool``'s name only if it is ``tool`` itself.
