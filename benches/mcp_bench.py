@@ -31,6 +31,7 @@ import anyio
 import orjson
 
 from ferrotool import Toolkit, ToolUseBlock, tool
+from ferrotool.mcp import register_mcp
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ("ferrotool", "sdk", "fastmcp")
@@ -330,7 +331,7 @@ class ClientPair:
         bare, ferro = self.bare_client(), self.ferrotool_client()
         toolkit = Toolkit()
         async with bare, ferro:
-            await toolkit.register_mcp(ferro, trust=True)
+            await register_mcp(toolkit, ferro, trust=True)
             await bare.list_tools()
             self._session, self._toolkit = bare.session, toolkit
             try:

@@ -29,7 +29,14 @@ from ferrotool import (
     ToolView,
     tool,
 )
-from ferrotool.skills import LOAD_SKILL, AgentSkill, ContextSkillRepository, SkillSet, SkillViews
+from ferrotool.skills import (
+    LOAD_SKILL,
+    AgentSkill,
+    ContextSkillRepository,
+    SkillSet,
+    SkillViews,
+    create_skill_tool_group,
+)
 
 LOAD_SKILLS: Final = 20
 VIEW_SIZES: Final = (10, 100, 1_000)
@@ -71,7 +78,7 @@ def registry() -> Registry:
 
         function.__name__ = f"tool_{index}"
         toolkit.register(tool(function, description=f"Tool {index}."))
-    toolkit.create_skill_tool_group("bound", "Bound tools", skill_name="skill-0")
+    create_skill_tool_group(toolkit, "bound", "Bound tools", skill_name="skill-0")
     for index in range(2):
 
         def bound(text: str) -> str:

@@ -20,7 +20,7 @@ from ferrotool.agent import (
     results_in,
     run_agent,
 )
-from ferrotool.skills import FileSystemSkillRepository, SkillViews
+from ferrotool.skills import FileSystemSkillRepository, SkillViews, create_skill_tool_group
 
 CONTEXT = RuntimeContext(user_id="ann", session_id="s1")
 SKILL_MD = (
@@ -41,7 +41,7 @@ async def test_a_loaded_skill_brings_its_tools_and_the_prompt_lists_the_skills(
     (tmp_path / "csv-report").mkdir()
     (tmp_path / "csv-report" / "SKILL.md").write_text(SKILL_MD, encoding="utf-8")
     toolkit = Toolkit()
-    toolkit.create_skill_tool_group("charts", "Charting", skill_name="csv-report")
+    create_skill_tool_group(toolkit, "charts", "Charting", skill_name="csv-report")
     toolkit.register(chart, group="charts")
     skills = FileSystemSkillRepository(tmp_path, source="local")
     views = SkillViews(toolkit.snapshot(), [skills])

@@ -37,6 +37,8 @@ from ferrotool.mcp import (
     McpClient,
     McpMeta,
     McpTool,
+    register_mcp,
+    remove_mcp,
     tool_name,
 )
 
@@ -64,7 +66,7 @@ async def kit(tmp_path: Path) -> AsyncIterator[tuple[Toolkit, McpClient, Path]]:
     with anyio.fail_after(20):
         # Trusted: these tests are about the transport; the permissions of MCP tools by
         # their hints are test_mcp_hints.py's.
-        await toolkit.register_mcp(client, trust=True)
+        await register_mcp(toolkit, client, trust=True)
     yield toolkit, client, log
     with anyio.fail_after(20):
         await client.close()
@@ -180,7 +182,7 @@ async def test_read_only_hint_flags_and_permissions(kit: tuple[Toolkit, McpClien
     _, client, _ = kit
     toolkit = Toolkit()
     with anyio.fail_after(20):
-        await toolkit.register_mcp(client)  # not trusted: the hints decide
+        await register_mcp(toolkit, client)  # not trusted: the hints decide
     echo, add = toolkit.get_spec("mcp__raw__echo"), toolkit.get_spec("mcp__raw__add")
     assert echo is not None
     assert add is not None
@@ -218,19 +220,19 @@ async def test_invalid_arguments_never_leave_the_process(
 async def test_enable_overrides_disable_and_groups_are_checked_first() -> None:
     toolkit = Toolkit()
     with pytest.raises(RegistrationError, match="Tool group 'nope' does not exist"):
-        await toolkit.register_mcp(raw(), group="nope")  # never connects
+        await register_mcp(toolkit, raw(), group="nope")  # never connects
     toolkit.create_group("remote", "Remote tools")
     client = raw()
     with anyio.fail_after(20):
-        tools = await toolkit.register_mcp(
-            client, group="remote", enable=["echo", "add"], disable=["echo"]
+        tools = await register_mcp(
+            toolkit, client, group="remote", enable=["echo", "add"], disable=["echo"]
         )
     try:
         assert [tool.spec.name for tool in tools] == ["mcp__raw__echo", "mcp__raw__add"]
         assert toolkit.group_of("mcp__raw__echo") == frozenset({"remote"})
         other = Toolkit()
         with anyio.fail_after(20):
-            kept = await other.register_mcp(client, disable=["echo", "die", "wipe"])
+            kept = await register_mcp(other, client, disable=["echo", "die", "wipe"])
         assert "mcp__raw__echo" not in {tool.spec.name for tool in kept}
         assert len(kept) == len(client.tools) - 3
     finally:
@@ -241,7 +243,7 @@ async def test_presets_are_hidden_from_the_schema_and_sent() -> None:
     toolkit = Toolkit()
     client = raw()
     with anyio.fail_after(20):
-        await toolkit.register_mcp(client, presets={"add": {"b": 40}}, enable=["add"], trust=True)
+        await register_mcp(toolkit, client, presets={"add": {"b": 40}}, enable=["add"], trust=True)
     try:
         spec = toolkit.get_spec("mcp__raw__add")
         assert spec is not None
@@ -258,12 +260,12 @@ async def test_remove_mcp_removes_the_tools_and_closes_the_client(
     kit: tuple[Toolkit, McpClient, Path],
 ) -> None:
     toolkit, client, _ = kit
-    removed = await toolkit.remove_mcp("raw")
+    removed = await remove_mcp(toolkit, "raw")
     assert len(removed) == 13
     assert len(toolkit) == 0
     assert not client.is_initialized
-    assert await toolkit.remove_mcp("raw") == ()
-    assert await toolkit.remove_mcp("never-registered") == ()
+    assert await remove_mcp(toolkit, "raw") == ()
+    assert await remove_mcp(toolkit, "never-registered") == ()
 
 
 async def test_list_changed_refreshes_the_tools(kit: tuple[Toolkit, McpClient, Path]) -> None:
@@ -358,7 +360,7 @@ async def test_mcp_server_time_over_stdio() -> None:
     client = McpClient.stdio("time", command, ["--local-timezone", "UTC"])
     toolkit = Toolkit()
     with anyio.fail_after(30):
-        await toolkit.register_mcp(client, trust=True)
+        await register_mcp(toolkit, client, trust=True)
         try:
             assert "mcp__time__get_current_time" in toolkit
             result = await toolkit.call_tool(
@@ -378,7 +380,7 @@ async def test_both_protocol_eras_over_stdio(mode: str, version: str) -> None:
     client = McpClient.stdio("sdk", PYTHON, [SDK], mode=mode)
     toolkit = Toolkit()
     with anyio.fail_after(30):
-        await toolkit.register_mcp(client, trust=True)
+        await register_mcp(toolkit, client, trust=True)
         try:
             assert client.protocol_version == version
             result = await toolkit.call_tool(ToolUseBlock("a", "mcp__sdk__add", '{"a": 1, "b": 2}'))
@@ -412,7 +414,7 @@ async def test_streamable_http_sends_each_users_headers(
         seen[user] = result.content
 
     with anyio.fail_after(30):
-        await toolkit.register_mcp(client, trust=True)
+        await register_mcp(toolkit, client, trust=True)
         try:
             assert client.protocol_version == version
             async with anyio.create_task_group() as group:
@@ -430,7 +432,7 @@ async def test_sse_with_fixed_headers(sdk_sse: int, mode: str) -> None:
     )
     toolkit = Toolkit()
     with anyio.fail_after(30):
-        await toolkit.register_mcp(client, trust=True)
+        await register_mcp(toolkit, client, trust=True)
         try:
             result = await toolkit.call_tool(ToolUseBlock("w", "mcp__sdk__whoami", "{}"))
             assert result.content == "Bearer k"

@@ -10,7 +10,7 @@ import anyio
 from mcp_support import PYTHON, RAW, SDK, free_port, start, stop
 
 from ferrotool import Toolkit, ToolResultState, ToolUseBlock
-from ferrotool.mcp import McpClient
+from ferrotool.mcp import McpClient, register_mcp
 
 
 def call(name: str, arguments: object = None, id: str = "c") -> ToolUseBlock:
@@ -24,7 +24,7 @@ def methods(log: Path) -> list[object]:
 async def registered(log: Path, **options: float) -> tuple[Toolkit, McpClient]:
     client = McpClient.stdio("raw", PYTHON, [RAW], env={"FAULTS_LOG": str(log)}, **options)  # type: ignore[arg-type]
     toolkit = Toolkit()
-    await toolkit.register_mcp(client, trust=True)
+    await register_mcp(toolkit, client, trust=True)
     return toolkit, client
 
 
@@ -106,7 +106,7 @@ async def test_an_http_server_that_drops_is_reconnected() -> None:
     echo = ToolUseBlock("e", "mcp__sdk__echo", '{"text": "hi"}')
     try:
         with anyio.fail_after(60):
-            await toolkit.register_mcp(client, trust=True)
+            await register_mcp(toolkit, client, trust=True)
             assert (await toolkit.call_tool(echo)).content == "hi"
             stop(process)
             dropped = await toolkit.call_tool(echo)

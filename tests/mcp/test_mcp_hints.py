@@ -29,7 +29,7 @@ from ferrotool import (
     ToolUseBlock,
 )
 from ferrotool._permissions.state import PermissionContextState
-from ferrotool.mcp import McpClient, McpTool, RejectedTool, tool_name
+from ferrotool.mcp import McpClient, McpTool, RejectedTool, register_mcp, tool_name
 from ferrotool.mcp.tool import mcp_tools
 
 OBJECT: dict[str, object] = {"type": "object", "properties": {"n": {"type": "integer"}}}
@@ -144,7 +144,7 @@ async def test_hint_table_by_mode_and_trust(hinted_server: McpClient, trust: str
     given, trusted = TRUST[trust]
     toolkit = Toolkit()
     with anyio.fail_after(20):
-        await toolkit.register_mcp(hinted_server, trust=given)
+        await register_mcp(toolkit, hinted_server, trust=given)
         table = {state: await decisions(toolkit, value) for state, value in STATES.items()}
     for state, results in table.items():
         for remote, result in results.items():
@@ -156,7 +156,7 @@ async def test_hint_table_by_mode_and_trust(hinted_server: McpClient, trust: str
 async def test_an_ask_names_the_hint_it_comes_from(hinted_server: McpClient) -> None:
     toolkit = Toolkit()
     with anyio.fail_after(20):
-        await toolkit.register_mcp(hinted_server)
+        await register_mcp(toolkit, hinted_server)
         results = await decisions(toolkit, None)
     for remote, result in results.items():
         if remote.startswith("ro_t"):
@@ -174,7 +174,7 @@ async def test_an_ask_names_the_hint_it_comes_from(hinted_server: McpClient) -> 
 async def test_the_flags_follow_the_spec_defaults(hinted_server: McpClient) -> None:
     toolkit = Toolkit()
     with anyio.fail_after(20):
-        await toolkit.register_mcp(hinted_server, trust=("ro_f_de_f",))
+        await register_mcp(toolkit, hinted_server, trust=("ro_f_de_f",))
     for tool in HINT_TABLE:
         remote = str(tool["name"])
         found = toolkit.get_tool(tool_name("raw", remote))
@@ -189,7 +189,7 @@ async def test_the_flags_follow_the_spec_defaults(hinted_server: McpClient) -> N
 async def test_trust_never_beats_a_deny_rule_or_an_ask_rule(hinted_server: McpClient) -> None:
     toolkit = Toolkit()
     with anyio.fail_after(20):
-        await toolkit.register_mcp(hinted_server, trust=True)
+        await register_mcp(toolkit, hinted_server, trust=True)
     deny = PermissionRule(tool_name=tool_name("raw", "ro_m_de_m"), behavior=PermissionBehavior.DENY)
     ask = PermissionRule(tool_name=tool_name("raw", "ro_f_de_f"), behavior=PermissionBehavior.ASK)
     for mode in (PermissionMode.DEFAULT, PermissionMode.BYPASS, PermissionMode.DONT_ASK):
@@ -210,7 +210,7 @@ async def test_trust_never_beats_a_deny_rule_or_an_ask_rule(hinted_server: McpCl
 async def test_an_allow_rule_lets_one_untrusted_tool_run(hinted_server: McpClient) -> None:
     toolkit = Toolkit()
     with anyio.fail_after(20):
-        await toolkit.register_mcp(hinted_server)
+        await register_mcp(toolkit, hinted_server)
     allow = PermissionRule(
         tool_name=tool_name("raw", "ro_m_de_m"), behavior=PermissionBehavior.ALLOW
     )
@@ -224,7 +224,7 @@ async def test_an_allow_rule_lets_one_untrusted_tool_run(hinted_server: McpClien
 async def test_trust_takes_a_flag_or_a_collection_of_names(bad: object) -> None:
     client = McpClient.stdio("never", PYTHON, [RAW])
     with pytest.raises(TypeError, match="trust"):
-        await Toolkit().register_mcp(client, trust=bad)  # type: ignore[arg-type]
+        await register_mcp(Toolkit(), client, trust=bad)  # type: ignore[arg-type]
     assert not client.is_initialized  # refused before connecting
 
 
@@ -275,7 +275,7 @@ async def test_bad_tools_are_left_out_and_named_the_good_ones_run(
     caplog.set_level(logging.WARNING, logger="ferrotool.mcp")
     try:
         with anyio.fail_after(20):
-            registered = await toolkit.register_mcp(client, trust=("good_write",))
+            registered = await register_mcp(toolkit, client, trust=("good_write",))
         names = [tool.spec.name for tool in registered]
         assert names == [tool_name("raw", name) for name in GOOD]
         rejected = client.rejected_tools
@@ -319,7 +319,7 @@ async def test_a_changed_listing_with_a_bad_tool_keeps_the_good_ones(
     caplog.set_level(logging.WARNING, logger="ferrotool.mcp")
     try:
         with anyio.fail_after(20):
-            await toolkit.register_mcp(client, trust=("relist",))
+            await register_mcp(toolkit, client, trust=("relist",))
             assert not client.rejected_tools
             assert (await toolkit.call_tool(use("relist"))).content == "relisted"
             while tool_name("raw", "later") not in toolkit:

@@ -21,7 +21,7 @@ from mcp_types import HEADER_MISMATCH
 from servers.served import toolkit
 
 from ferrotool import Toolkit, ToolResultState, ToolUseBlock
-from ferrotool.mcp import McpClient
+from ferrotool.mcp import McpClient, register_mcp
 from ferrotool.mcp.server import McpToolServer
 
 ENV = {
@@ -209,7 +209,7 @@ async def test_round_trip_ferrotool_client_to_ferrotool_serve(
     client = ferrotool_client(transport, port, mode)
     kit = Toolkit()
     with anyio.fail_after(30):
-        await kit.register_mcp(client, trust=("reset_tools",))  # it changes the session
+        await register_mcp(kit, client, trust=("reset_tools",))  # it changes the session
         try:
             result = await kit.call_tool(ToolUseBlock("1", "mcp__served__add", '{"a": 2, "b": 2}'))
             assert result.content == '{"total":4}'
@@ -240,7 +240,7 @@ async def test_served_over_stdio_both_clients(mode: str) -> None:
             mode=mode,
         )
         kit = Toolkit()
-        await kit.register_mcp(ferro)
+        await register_mcp(kit, ferro)
         try:
             result = await kit.call_tool(ToolUseBlock("1", "mcp__served__add", '{"a": 1, "b": 2}'))
             assert result.content == '{"total":3}'

@@ -27,6 +27,7 @@ from ferrotool.skills import (
     PackageSkillRepository,
     SkillSet,
     SkillViews,
+    add_skills,
 )
 from ferrotool.skills.markdown import parse_front_matter
 from ferrotool.skills.repository import MAX_SKILL_FILE
@@ -232,7 +233,7 @@ async def test_resources_past_the_budget_stay_on_disk_and_are_read_on_demand(
     assert held == {("a", "one.txt"), ("a", "two.txt"), ("b", "four.txt")}
     assert sum(len(value) for skill in skills for value in skill.resources.values()) <= 1300
     toolkit = Toolkit()
-    toolkit.add_skills(repository)
+    add_skills(toolkit, repository)
     result = await toolkit.call_tool(
         ToolUseBlock.of("1", LOAD_SKILL, {"skillId": "b_fs", "path": "three.txt"})
     )

@@ -25,8 +25,12 @@ from ferrotool.skills import (
     AgentSkill,
     FileSystemSkillRepository,
     SkillSet,
+    add_skills,
+    create_skill_tool_group,
+    register_skill_tools,
     skill_group_name,
     skill_prompt,
+    skills_of,
 )
 from ferrotool.skills.loader import bound_groups
 
@@ -49,9 +53,9 @@ def _load(skill_id: str, path: str, call_id: str = "c1") -> ToolUseBlock:
 
 def _toolkit(collection: Path) -> tuple[Toolkit, str]:
     toolkit = Toolkit(ToolkitConfig(meta_tool=True))
-    toolkit.create_skill_tool_group("pdf_tools", "PDF helpers", skill_name="pdf")
+    create_skill_tool_group(toolkit, "pdf_tools", "PDF helpers", skill_name="pdf")
     toolkit.register(chart, group="pdf_tools")
-    skills = toolkit.add_skills(FileSystemSkillRepository(collection, source="fs"))
+    skills = add_skills(toolkit, FileSystemSkillRepository(collection, source="fs"))
     pdf = skills.get("pdf")
     assert pdf is not None
     return toolkit, pdf.skill_id
@@ -73,7 +77,7 @@ def test_loader_is_registered_ungrouped_with_an_enum_of_ids(collection: Path) ->
 
 def test_no_skills_no_loader() -> None:
     toolkit = Toolkit()
-    toolkit.add_skills(SkillSet())
+    add_skills(toolkit, SkillSet())
     assert LOAD_SKILL not in toolkit
 
 
@@ -87,7 +91,7 @@ def test_loader_name_taken_is_refused() -> None:
 
     toolkit.register(impostor)
     with pytest.raises(RegistrationError, match="skill loader"):
-        toolkit.add_skills(AgentSkill(name="a", description="d", content="c"))
+        add_skills(toolkit, AgentSkill(name="a", description="d", content="c"))
 
 
 async def test_loading_skill_md_returns_the_instructions(collection: Path) -> None:
@@ -115,7 +119,7 @@ async def test_loading_a_resource(collection: Path) -> None:
 
 async def test_lazy_skill_is_served_from_disk(collection: Path) -> None:
     toolkit = Toolkit()
-    skills = toolkit.add_skills(FileSystemSkillRepository(collection, lazy=True))
+    skills = add_skills(toolkit, FileSystemSkillRepository(collection, lazy=True))
     docx = skills.get("docx")
     assert docx is not None
     assert not docx.resources
@@ -172,7 +176,7 @@ async def test_symlink_out_of_the_skill_is_refused(collection: Path, tmp_path: P
     os.symlink(secret, collection / "pdf" / "leak.txt")
     os.symlink(tmp_path, collection / "pdf" / "up")
     toolkit = Toolkit()
-    skills = toolkit.add_skills(FileSystemSkillRepository(collection, lazy=True))
+    skills = add_skills(toolkit, FileSystemSkillRepository(collection, lazy=True))
     pdf_id = skills.get("pdf").skill_id  # type: ignore[union-attr]
     for path in ("leak.txt", "up/secret.txt"):
         result = await toolkit.call_tool(_load(pdf_id, path))
@@ -208,9 +212,9 @@ async def test_missing_parameters_and_unknown_skill(collection: Path) -> None:
 
 async def test_load_activates_bound_groups_in_the_session_only(collection: Path) -> None:
     toolkit, pdf_id = _toolkit(collection)
-    pdf = toolkit.snapshot().skills.get("pdf")
+    pdf = skills_of(toolkit.snapshot()).get("pdf")
     assert pdf is not None
-    toolkit.register_skill_tools(pdf, summarize)
+    register_skill_tools(toolkit, pdf, summarize)
     registry = toolkit.snapshot()
     assert registry.groups()[-1].name == skill_group_name(pdf)
     assert registry.groups()[-1].active is False
@@ -238,7 +242,7 @@ async def test_concurrent_loads_in_many_sessions(collection: Path) -> None:
     toolkit, pdf_id = _toolkit(collection)
     registry = toolkit.snapshot()
     store = InMemorySessionStore()
-    skills = registry.skills
+    skills = skills_of(registry)
     ids = [skill.skill_id for skill in skills]
 
     async def session(index: int) -> None:
@@ -260,7 +264,7 @@ async def test_concurrent_loads_in_many_sessions(collection: Path) -> None:
 
 def test_skill_group_reminder_once_and_binding() -> None:
     toolkit = Toolkit()
-    group = toolkit.create_skill_tool_group("g", "Tools", skill_name="data-analysis")
+    group = create_skill_tool_group(toolkit, "g", "Tools", skill_name="data-analysis")
     assert group.active is False
     assert group.skill_name == "data-analysis"
     assert group.description.count("data-analysis") == 1
@@ -271,15 +275,15 @@ def test_skill_group_reminder_once_and_binding() -> None:
     assert bound_groups(skill, [group, plain]) == ("g",)
     assert bound_groups(other, [group, plain]) == ()  # an unbound group binds to no skill
     with pytest.raises(ValueError, match="skill_name"):
-        toolkit.create_skill_tool_group("h", skill_name=" ")
+        create_skill_tool_group(toolkit, "h", skill_name=" ")
 
 
 def test_groups_added_later_are_bound_too(collection: Path) -> None:
     toolkit = Toolkit()
-    toolkit.add_skills(FileSystemSkillRepository(collection))
-    toolkit.create_skill_tool_group("late", skill_name="docx")
+    add_skills(toolkit, FileSystemSkillRepository(collection))
+    create_skill_tool_group(toolkit, "late", skill_name="docx")
     loader = toolkit.snapshot().get_tool(LOAD_SKILL)
-    docx = toolkit.snapshot().skills.get("docx")
+    docx = skills_of(toolkit.snapshot()).get("docx")
     assert docx is not None
     assert loader.activates(docx.skill_id) == ("late",)  # type: ignore[union-attr]
 

@@ -18,7 +18,7 @@ import pytest
 
 from ferrotool import Toolkit, ToolResultBlock, ToolResultState, ToolUseBlock
 from ferrotool._permissions import confine as _confine
-from ferrotool.skills import LOAD_SKILL, FileSystemSkillRepository
+from ferrotool.skills import LOAD_SKILL, FileSystemSkillRepository, add_skills
 from symlink_race import Swapper  # tests/ is on the path (its conftest.py)
 
 pytestmark = pytest.mark.skipif(
@@ -57,7 +57,7 @@ def test_swapped_skill_folder_never_leads_outside(
     _skill(collection / "pdf", "inside guide\n")
     _skill(outside, f"{SECRET} guide\n")
     toolkit = Toolkit()
-    skills = toolkit.add_skills(FileSystemSkillRepository(collection, source="fs", lazy=True))
+    skills = add_skills(toolkit, FileSystemSkillRepository(collection, source="fs", lazy=True))
     pdf = skills.get("pdf")
     assert pdf is not None
     if swapped == "references":

@@ -30,6 +30,8 @@ from ferrotool.skills import (
     SkillFilter,
     SkillSet,
     SkillViews,
+    add_skills,
+    create_skill_tool_group,
 )
 
 
@@ -53,7 +55,7 @@ def _session_skills(*names: str, content: str = "Follow the steps.") -> SkillSet
 
 def _toolkit() -> Toolkit:
     toolkit = Toolkit()
-    toolkit.create_skill_tool_group("plotting", "Plot tools", skill_name="charts")
+    create_skill_tool_group(toolkit, "plotting", "Plot tools", skill_name="charts")
     toolkit.register(plot, group="plotting")
     return toolkit
 
@@ -260,7 +262,7 @@ async def test_no_skills_no_loader() -> None:
 
 async def test_toolkit_skills_are_the_lowest_priority() -> None:
     toolkit = _toolkit()
-    toolkit.add_skills(AgentSkill(name="a", description="from toolkit", content="old"))
+    add_skills(toolkit, AgentSkill(name="a", description="from toolkit", content="old"))
     views = SkillViews(toolkit.snapshot(), [ContextSkillRepository()])
     box = await views.box(RuntimeContext.of(_session_skills("a", content="new")))
     chosen = box.skills.get("a")

@@ -16,7 +16,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import TYPE_CHECKING, Any, final
+from typing import Any, final
 
 from ferrotool import _core
 from ferrotool._definitions.formats import ProviderFormat
@@ -46,9 +46,6 @@ from ferrotool._values.execution import ExecutionConfig
 from ferrotool._values.groups import BASIC, ToolGroup
 from ferrotool._values.spec import ToolSpec
 from ferrotool.errors import RegistrationError
-
-if TYPE_CHECKING:  # `Registry.skills`'s type: read by type checkers, never imported at run time
-    from ferrotool.skills.skill import SkillSet
 
 
 class ToolSet(_core.ToolCaller, ToolLists):
@@ -354,13 +351,6 @@ class Registry(ToolSet):
         for item in tools:
             table.put(compile_tool(item, None, self._runner.config))
         return Registry(table, self._runner)
-
-    @property
-    def skills(self) -> SkillSet:
-        """The skills registered with `Toolkit.add_skills` (`ferrotool.skills.skills_of`)."""
-        from ferrotool.skills.registration import skills_of
-
-        return skills_of(self)
 
     def __repr__(self) -> str:
         return f"<Registry of {len(self._table.entries)} tools>"

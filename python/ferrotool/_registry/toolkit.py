@@ -25,7 +25,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import TYPE_CHECKING, cast, final
+from typing import cast, final
 
 from ferrotool._execution.middleware import Middleware
 from ferrotool._execution.pipeline import compile_tool
@@ -49,12 +49,6 @@ from ferrotool._values.groups import BASIC, ToolGroup, ToolGroupScope
 from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec
 from ferrotool.errors import RegistrationError
-
-if TYPE_CHECKING:  # the wing methods' types: read by type checkers, never imported at run time
-    from ferrotool.mcp.client import McpClient
-    from ferrotool.mcp.tool import McpTrust
-    from ferrotool.skills.repository import SkillRepository
-    from ferrotool.skills.skill import AgentSkill, SkillSet
 
 
 @final
@@ -472,116 +466,6 @@ class Toolkit(ToolSet):
                     table.drop(name)
             else:
                 table.put(compile_tool(made, None, config))
-
-    # - the wings' methods: each imports its wing when called -
-
-    async def register_mcp(
-        self,
-        client: McpClient,
-        /,
-        *,
-        group: str | Iterable[str] = (),
-        presets: Mapping[str, Mapping[str, object]] | None = None,
-        enable: Iterable[str] = (),
-        disable: Iterable[str] = (),
-        trust: McpTrust = False,
-    ) -> tuple[AgentTool, ...]:
-        """Connect an MCP client and register its server's tools as ``mcp__{server}__{tool}``.
-
-        `ferrotool.mcp.register_mcp` (its documentation says what happens): the toolkit then
-        follows the server, replacing its tools when the server says they changed.
-
-        Raises:
-            RegistrationError: A group does not exist, or a name is taken; nothing is
-                registered then.
-            McpError: The server could not be reached.
-            TypeError: ``trust`` is neither a flag nor a collection of names.
-        """
-        from ferrotool.mcp._registration import register_mcp  # the ``mcp`` extra
-
-        return await register_mcp(
-            self,
-            client,
-            group=group,
-            presets=presets,
-            enable=enable,
-            disable=disable,
-            trust=trust,
-        )
-
-    async def remove_mcp(self, name: str) -> tuple[str, ...]:
-        """Remove every tool of the MCP server named ``name`` and close its client.
-
-        `ferrotool.mcp.remove_mcp`.
-
-        Returns:
-            The names removed (none for a server not registered: nothing happens then).
-
-        Raises:
-            RegistrationError: Removal is disabled for this toolkit.
-        """
-        from ferrotool.mcp._registration import remove_mcp  # the ``mcp`` extra
-
-        return await remove_mcp(self, name)
-
-    def add_skills(self, *sources: AgentSkill | SkillRepository) -> SkillSet:
-        """Add skills (or every skill of repositories, read now), and the skill loader.
-
-        `ferrotool.skills.add_skills`: ``load_skill_through_path`` is registered without a
-        group the first time, so it is visible whenever skills exist; later sources of the
-        same skill name win.
-
-        Returns:
-            Every skill the toolkit holds now.
-
-        Raises:
-            RegistrationError: A tool that is not the loader has its name.
-        """
-        from ferrotool.skills.registration import add_skills
-
-        return add_skills(self, *sources)
-
-    def create_skill_tool_group(
-        self,
-        name: str,
-        description: str = "",
-        *,
-        skill_name: str,
-        active: bool = False,
-        instructions: str | None = None,
-    ) -> ToolGroup:
-        """Create a group that loading the skill named ``skill_name`` activates.
-
-        `ferrotool.skills.create_skill_tool_group`: its description says so (once). Register
-        tools into it with ``register(..., group=name)``.
-
-        Raises:
-            RegistrationError: A group of that name exists.
-            ValueError: The name is invalid, or ``skill_name`` is blank.
-        """
-        from ferrotool.skills.registration import create_skill_tool_group
-
-        return create_skill_tool_group(
-            self,
-            name,
-            description,
-            skill_name=skill_name,
-            active=active,
-            instructions=instructions,
-        )
-
-    def register_skill_tools(self, skill: AgentSkill, *items: object) -> tuple[AgentTool, ...]:
-        """Add a skill and register tools that come with it, in ``<skillId>_skill_tools``.
-
-        `ferrotool.skills.register_skill_tools`: the group is created inactive when missing,
-        so the tools stay hidden until a session loads the skill.
-
-        Raises:
-            RegistrationError: As `register`; or the skill's id cannot name a group.
-        """
-        from ferrotool.skills.registration import register_skill_tools
-
-        return register_skill_tools(self, skill, *items)
 
     def __repr__(self) -> str:
         return f"<Toolkit of {len(self._table.entries)} tools>"

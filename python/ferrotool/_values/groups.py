@@ -33,7 +33,7 @@ class ToolGroup:
         scope: Who switches the group (`ToolGroupScope`).
         active: Whether the group is active in a session that has not switched it yet.
         skill_name: The skill whose loading activates the group (see
-            `Toolkit.create_skill_tool_group`), if any.
+            `ferrotool.skills.create_skill_tool_group`), if any.
     """
 
     name: str

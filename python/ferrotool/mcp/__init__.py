@@ -4,7 +4,7 @@ Needs the ``mcp`` SDK (``pip install 'ferrotool[mcp]'``); the rest of ferrotool 
 this package until it is asked for.
 
 * `McpClient` connects to a server over stdio, SSE or streamable HTTP;
-  `register_mcp` (or `Toolkit.register_mcp`) registers its tools (`McpTool`, named
+  `register_mcp(toolkit, client)` registers its tools (`McpTool`, named
   ``mcp__{server}__{tool}``).
 * ``ferrotool serve MODULE:OBJECT`` (`ferrotool.mcp.server`) serves a toolkit to MCP clients.
 """

@@ -1,4 +1,4 @@
-"""`register_mcp` and `remove_mcp` (also `Toolkit` methods): an MCP server's tools in a toolkit.
+"""`register_mcp` and `remove_mcp`: an MCP server's tools in a toolkit, through its public API.
 
 Registration connects the client, filters its listing, and registers one `McpTool` per good
 tool in one change. A bad tool (its schema does not compile, its name is listed twice...: see
@@ -70,7 +70,7 @@ async def register_mcp(
     ``client.rejected_tools``; the others register.
 
     Args:
-        toolkit: The toolkit (`Toolkit.register_mcp` calls this with itself).
+        toolkit: The toolkit (any `ToolHost`).
         client: The server's client (initialized here if it is not yet).
         group: The group or groups the tools join (checked before connecting).
         presets: Fixed arguments per tool, by the tool's name on the server.

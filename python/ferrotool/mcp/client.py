@@ -113,7 +113,7 @@ class _InFlight:
 
 @final
 class McpClient:
-    """One MCP server's tools, for a `Toolkit` (`Toolkit.register_mcp`) or called directly.
+    """One MCP server's tools, for a `Toolkit` (`register_mcp`) or called directly.
 
     Build one with `stdio`, `sse` or `streamable_http`; `initialize` connects (and is a no-op
     when connected), `close` disconnects. ``async with`` does both. The connection is held by
@@ -318,7 +318,7 @@ class McpClient:
         """The tools of the last listing left out, each with why (none: all fit).
 
         Those the SDK refuses (a definition the protocol version does not allow), then those
-        a toolkit could not make tools of: `Toolkit.register_mcp` sets it at registration and
+        a toolkit could not make tools of: `register_mcp` sets it at registration and
         after each change of the listing, and a warning on the ``ferrotool.mcp`` logger names
         each of them too.
         """

@@ -22,7 +22,7 @@ trusted (``trust=``)          allows
 ============================  ==========================================================
 
 These asks are ordinary ones: an allow rule or ``BYPASS`` mode lets them through, and
-``DONT_ASK`` denies them. Trust is the operator's (`Toolkit.register_mcp`): deny and ask rules
+``DONT_ASK`` denies them. Trust is the operator's (`register_mcp`): deny and ask rules
 still come first, and ``EXPLORE`` mode still denies every tool that is not read-only.
 """
 
@@ -58,7 +58,7 @@ ADDITIVE_REASON: Final = (
 TRUSTED_REASON: Final = "The operator trusts this MCP server's tool (register_mcp trust=)"
 
 McpTrust: TypeAlias = bool | Collection[str]
-"""Which tools of a server run without asking (`Toolkit.register_mcp`'s ``trust``).
+"""Which tools of a server run without asking (`register_mcp`'s ``trust``).
 
 ``False`` (the default): only those the server marks ``readOnlyHint: true``. ``True``: every
 tool of the server. A collection of names (as the server names them, say ``("search",

@@ -1,6 +1,6 @@
 """Skills: folders of instructions (``SKILL.md``) and files a model loads on demand.
 
-Add skills to a toolkit (`add_skills`, or `Toolkit.add_skills`) and the
+Add skills to a toolkit (`add_skills(toolkit, ...)`) and the
 ``load_skill_through_path`` tool is registered with them; or read repositories per request
 through `SkillViews`. Loading a skill activates the tool groups bound to it, in the loading
 session only.

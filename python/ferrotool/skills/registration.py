@@ -1,8 +1,8 @@
 """Skills in a toolkit: the loader entry, skill-bound groups; functions over `ToolHost`.
 
 `add_skills`, `create_skill_tool_group` and `register_skill_tools` change a toolkit through its
-public methods (`Toolkit.rebuild`, `Toolkit.add_group`, `Toolkit.register`); the `Toolkit`
-methods of the same names call them. The skills a toolkit holds are its loader's; the loader is
+public methods (`Toolkit.rebuild`, `Toolkit.add_group`, `Toolkit.register`), so the core
+knows nothing of skills. The skills a toolkit holds are its loader's; the loader is
 a `DerivedTool`, which the toolkit rebuilds whenever its groups change, so it always knows
 which groups a skill binds.
 """
@@ -26,7 +26,7 @@ from ferrotool.skills.skill import EMPTY_SKILLS, AgentSkill, SkillSet
 
 
 def skills_of(tools: ToolReader) -> SkillSet:
-    """The skills of a toolkit's or a registry's loader (none without one): `Registry.skills`."""
+    """The skills of a toolkit's or a registry's loader (none without one)."""
     loader = tools.get_tool(LOAD_SKILL)
     if isinstance(loader, LoadSkillThroughPath):
         return loader.skills

@@ -47,7 +47,7 @@ class AgentSkill:
     """A skill: instructions a model loads on demand, and the files they refer to.
 
     Attributes:
-        name: The skill's name (tool groups bind to it: `Toolkit.create_skill_tool_group`);
+        name: The skill's name (tool groups bind to it: `ferrotool.skills.create_skill_tool_group`);
             no slash, backslash or control character.
         description: When to use it; the skills prompt lists it.
         content: The instructions (``SKILL.md`` without its front matter).

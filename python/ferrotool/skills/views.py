@@ -45,6 +45,7 @@ from ferrotool.skills._folders import LIVE, TRASH_PREFIX, BoxFolder, delete
 from ferrotool.skills.filter import ALL_SKILLS, SkillFilter
 from ferrotool.skills.loader import LoadSkillThroughPath
 from ferrotool.skills.prompt import skill_prompt
+from ferrotool.skills.registration import skills_of
 from ferrotool.skills.repository import SkillRepository, collect
 from ferrotool.skills.resources import clean_path
 from ferrotool.skills.skill import BASE64_PREFIX, SKILL_FILE, AgentSkill, SkillSet
@@ -106,7 +107,7 @@ class SkillViews:
         if max_boxes < 1:
             raise ValueError(f"max_boxes must be at least 1, not {max_boxes}")
         self.registry = registry
-        self.repositories: tuple[SkillRepository, ...] = (registry.skills, *repositories)
+        self.repositories: tuple[SkillRepository, ...] = (skills_of(registry), *repositories)
         self.filter = filter
         self.max_boxes = max_boxes
         self.files_root = files_root
