@@ -47,6 +47,7 @@ from ferrotool._execution.events import (
 )
 from ferrotool._execution.loopback import on_loop
 from ferrotool._execution.middleware import NotJsonText, not_text
+from ferrotool._execution.pipeline import CallScope
 from ferrotool._execution.runner import Runner
 from ferrotool._permissions.decisions import PermissionRule
 from ferrotool._session.pending import PendingToolCall, SuspensionKind, apart, placed
@@ -148,7 +149,7 @@ class BatchHost(Protocol):
         """Whether a call of ``name`` may overlap other calls (an unknown name: yes)."""
         ...
 
-    def run_one(
+    def scope(
         self,
         call: ToolUseBlock,
         context: RuntimeContext | None,
@@ -156,8 +157,12 @@ class BatchHost(Protocol):
         on_progress: ProgressSink | None,
         execution: ExecutionConfig | None,
         approved: bool,
-    ) -> Awaitable[ToolResultBlock]:
-        """One call through middleware and the pipeline."""
+    ) -> CallScope:
+        """The scope of one call of the batch."""
+        ...
+
+    def run_one(self, scope: CallScope) -> Awaitable[ToolResultBlock]:
+        """One call through middleware and its route."""
         ...
 
 
@@ -215,9 +220,8 @@ async def run_batch(
         async with _held(batch_limit), _held(runner.calls):
             emit(ToolCallStarted(call))
             try:
-                result = _settled(
-                    await host.run_one(call, context, agent, progress, config, approved), call
-                )
+                scope = host.scope(call, context, agent, progress, config, approved)
+                result = _settled(await host.run_one(scope), call)
             except (InjectionError, NotJsonText):
                 raise
             except Exception as exc:  # a step the call's own containment missed

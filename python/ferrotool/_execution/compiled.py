@@ -113,13 +113,18 @@ class CompiledTool:
             return dataclasses.replace(merged, timeout=None)
         return merged
 
-    @property
-    def awaitable_direct(self) -> _core.DirectCall | None:
-        """The direct call when `call_tool` may hand it out as is.
+    def direct_for(self, sync: bool) -> _core.DirectCall | None:
+        """The tool's direct call, if a caller of this kind may run it as is.
 
-        Not for worker-thread tools, which the Python pipeline sends to the pool.
+        The tool's half of the one routing decision (`ToolView.route` holds the request's):
+        the tool has a direct call (`ferrotool._execution.pipeline` compiles one when the call
+        needs no step besides parse, invoke and convert), and it runs where the caller is: an
+        async caller awaits it unless the tool runs on a worker thread (the pipeline sends those
+        to the pool); a sync caller runs it unless the tool is ``async def``.
         """
-        return None if self.invoke is Invoke.THREAD else self.direct
+        if self.invoke is (Invoke.AWAIT if sync else Invoke.THREAD):
+            return None
+        return self.direct
 
 
 __all__ = ["CompiledTool", "Definitions", "Invoke"]

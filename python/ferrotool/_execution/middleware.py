@@ -1,11 +1,11 @@
 """Middleware: the onion around every call (`ToolkitConfig.middleware`).
 
 The onion is built once (per toolkit for its own middleware, per view for a view's own), not
-per call: its core is one function for every call, and what differs from call to call besides
-the call and the context (the agent, the progress sink, the execution settings, an approval,
-and the view that resolves the call) reaches the core through a context variable that `through`
-sets for the call. A middleware's ``next`` is therefore the same object for every call; called
-inside its call (twice, or from a task the middleware starts) it runs that call.
+per call: its core is one function for every call, and the rest of each call (the view's
+dispatch of the call's scope, `ferrotool._execution.pipeline.CallScope`) reaches the core
+through a context variable that `through` sets for the call. A middleware's ``next`` is
+therefore the same object for every call; called inside its call (twice, or from a task the
+middleware starts) it runs that call, with the call and context it is given.
 
 A middleware is one step of its call: what it raises, or a value it returns that is no
 `ToolResultBlock`, is that call's error result (the ``middleware`` step), never an exception
@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
-from typing import Protocol, TypeAlias, final
+from typing import TypeAlias, final
 
 from ferrotool._execution import outcomes
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
-from ferrotool._values.context import ProgressSink, RuntimeContext
-from ferrotool._values.execution import ExecutionConfig
+from ferrotool._values.context import RuntimeContext
 from ferrotool.errors import InjectionError
 
 Next: TypeAlias = Callable[[ToolUseBlock, RuntimeContext], Awaitable[ToolResultBlock]]
@@ -59,37 +58,19 @@ def compose(middleware: Sequence[Middleware], core: Next) -> Next:
     return wrapped
 
 
-class Dispatch(Protocol):
-    """Resolves and runs one call, past the middleware (`ToolView`'s)."""
-
-    def __call__(
-        self,
-        call: ToolUseBlock,
-        context: RuntimeContext | None,
-        agent: object | None,
-        on_progress: ProgressSink | None,
-        execution: ExecutionConfig | None,
-        approved: bool,
-    ) -> Awaitable[ToolResultBlock]:
-        """The call's result."""
-        ...
-
-
-_Pending: TypeAlias = tuple[Dispatch, object, ProgressSink | None, ExecutionConfig | None, bool]
-
-_PENDING: ContextVar[_Pending] = ContextVar("ferrotool_call_through_middleware")
+_PENDING: ContextVar[Next] = ContextVar("ferrotool_call_through_middleware")
 
 
 def _core(call: ToolUseBlock, context: RuntimeContext) -> Awaitable[ToolResultBlock]:
     """The innermost ``next`` of every onion: the call, run as `through` was asked to."""
     try:
-        dispatch, agent, on_progress, execution, approved = _PENDING.get()
+        rest = _PENDING.get()
     except LookupError:
         raise RuntimeError(
             "a middleware called next outside its call: call it while the middleware runs "
             "(in its own task, or in one it starts)"
         ) from None
-    return dispatch(call, context, agent, on_progress, execution, approved)
+    return rest(call, context)
 
 
 def onion(middleware: Sequence[Middleware]) -> Next | None:
@@ -101,16 +82,9 @@ def onion(middleware: Sequence[Middleware]) -> Next | None:
 
 
 async def through(
-    onion: Next,
-    dispatch: Dispatch,
-    call: ToolUseBlock,
-    context: RuntimeContext,
-    agent: object | None,
-    on_progress: ProgressSink | None,
-    execution: ExecutionConfig | None,
-    approved: bool,
+    onion: Next, rest: Next, call: ToolUseBlock, context: RuntimeContext
 ) -> ToolResultBlock:
-    """Run one call through an onion built by `onion`; its core runs it with ``dispatch``.
+    """Run one call through an onion built by `onion`; its core goes on with ``rest``.
 
     Returns:
         The call's result, or the ``middleware`` step's error result when a middleware raised
@@ -120,7 +94,7 @@ async def through(
         InjectionError: The tool needs a value the context lacks (a programmer's mistake).
         TypeError: The call's arguments are not JSON text (a programmer's mistake).
     """
-    token = _PENDING.set((dispatch, agent, on_progress, execution, approved))
+    token = _PENDING.set(rest)
     try:
         result = await onion(call, context)
     except (InjectionError, NotJsonText):
@@ -148,7 +122,6 @@ def not_text(call: ToolUseBlock) -> NotJsonText:
 
 
 __all__ = [
-    "Dispatch",
     "Middleware",
     "Next",
     "NotJsonText",

@@ -116,6 +116,16 @@ class CallScope:
             approved,
         )
 
+    def moved(self, call: ToolUseBlock, context: RuntimeContext) -> CallScope:
+        """This scope for ``call`` in ``context`` (a middleware may have rewritten either)."""
+        if call is self.call and context is self.context:
+            return self
+        return dataclasses.replace(self, call=call, context=context)
+
+    def approve(self) -> CallScope:
+        """This scope for a call a person approved: the gate does not ask again."""
+        return self if self.approved else dataclasses.replace(self, approved=True)
+
 
 # --- compile -----------------------------------------------------------------------------------
 

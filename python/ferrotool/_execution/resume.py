@@ -52,6 +52,7 @@ from ferrotool._execution import pipeline
 from ferrotool._execution.batch import BatchHost, Confirmation, Suspension, ToolBatch, run_batch
 from ferrotool._execution.compiled import CompiledTool
 from ferrotool._execution.events import EventSink, ToolCallFinished
+from ferrotool._execution.pipeline import CallScope
 from ferrotool._execution.runner import Runner
 from ferrotool._permissions.decisions import PermissionBehavior, PermissionRule
 from ferrotool._permissions.engine import _is_safety, decide_known
@@ -361,7 +362,7 @@ class _Approvals:
     def concurrency_safe(self, name: str) -> bool:
         return self._host.concurrency_safe(name)
 
-    async def run_one(
+    def scope(
         self,
         call: ToolUseBlock,
         context: RuntimeContext | None,
@@ -369,11 +370,13 @@ class _Approvals:
         on_progress: ProgressSink | None,
         execution: ExecutionConfig | None,
         approved: bool,
-    ) -> ToolResultBlock:
+    ) -> CallScope:
+        return self._host.scope(call, context, agent, on_progress, execution, approved)
+
+    async def run_one(self, scope: CallScope) -> ToolResultBlock:
+        call = scope.call
         answered = call.id in self._answered
-        result = await self._host.run_one(
-            call, context, agent, on_progress, execution, approved or answered
-        )
+        result = await self._host.run_one(scope.approve() if answered else scope)
         pending = self._pending[call.id]
         metadata = dict(result.metadata)
         if pending.model_id:

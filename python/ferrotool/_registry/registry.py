@@ -58,7 +58,13 @@ class ToolSet(_core.ToolCaller, ToolLists):
     _default_view: ToolView | None
 
     def _use(self, table: Table) -> None:
-        """Hold ``table`` from now on (`call_tool` reads its direct calls)."""
+        """Hold ``table`` from now on.
+
+        `call_tool` (the Rust base class) runs the default view's direct calls itself: the
+        answers of `ToolView.route` for the plain tools visible by default (`Table.direct`),
+        none when middleware must see every call. `tests/property/test_routing.py` checks
+        that it takes this shortcut exactly when the route is direct.
+        """
         self._table = table
         self._default_view = None
         direct = {} if self._runner.config.middleware else table.direct

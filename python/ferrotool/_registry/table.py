@@ -37,7 +37,7 @@ class TableCaches:
         self.schemas: dict[tuple[str, bool], bytes] = {}
         self.view_schemas: dict[tuple[str, bool, frozenset[str], frozenset[str]], bytes] = {}
         self.visible: dict[tuple[frozenset[str], frozenset[str]], tuple[str, ...]] = {}
-        self.view_direct: dict[frozenset[str], dict[str, _core.DirectCall]] = {}
+        self.view_direct: dict[tuple[frozenset[str], bool], dict[str, _core.DirectCall]] = {}
 
     @staticmethod
     def remember(cache: dict[K, V], key: K, value: V) -> V:
@@ -152,7 +152,7 @@ class Table:
             self._direct(tool)
 
     def _direct(self, tool: CompiledTool) -> None:
-        direct = tool.awaitable_direct
+        direct = tool.direct_for(sync=False)
         if direct is not None and self.visible_by_default(tool):
             self.direct[tool.name] = direct
         else:
@@ -192,17 +192,23 @@ class Table:
             cached = self.caches.remember(self.caches.visible, key, ordered)
         return cached
 
-    def direct_calls(self, active: frozenset[str]) -> dict[str, _core.DirectCall]:
-        """The direct calls of the tools visible with these groups active (cached)."""
-        cached = self.caches.view_direct.get(active)
+    def direct_calls(
+        self, active: frozenset[str], *, sync: bool = False
+    ) -> dict[str, _core.DirectCall]:
+        """The direct calls of the tools visible with these groups active (cached).
+
+        For a caller that is sync or async (`CompiledTool.direct_for`).
+        """
+        key = (active, sync)
+        cached = self.caches.view_direct.get(key)
         if cached is None:
             entries = self.entries
             calls = {
                 name: direct
                 for name in self.visible(active)
-                if (direct := entries[name].awaitable_direct) is not None
+                if (direct := entries[name].direct_for(sync)) is not None
             }
-            cached = self.caches.remember(self.caches.view_direct, active, calls)
+            cached = self.caches.remember(self.caches.view_direct, key, calls)
         return cached
 
     @staticmethod

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Awaitable, Coroutine, Iterator, Sequence
-from typing import Any, Final, final
+from typing import Any, Final, TypeAlias, cast, final
 
 import anyio
 
+from ferrotool import _core
 from ferrotool._definitions.formats import ProviderFormat
 from ferrotool._execution import outcomes
 from ferrotool._execution.batch import ToolBatch, run_batch
-from ferrotool._execution.compiled import CompiledTool, Invoke
+from ferrotool._execution.compiled import CompiledTool
 from ferrotool._execution.events import EventSink
 from ferrotool._execution.middleware import Middleware, onion, through
 from ferrotool._execution.pipeline import (
@@ -39,7 +40,7 @@ from ferrotool._requests.resolve import backend_allowed, external_wins
 from ferrotool._session.state import SessionKey, SessionStore, ToolContextState
 from ferrotool._tools.base import AgentTool
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
-from ferrotool._values.context import EMPTY_CONTEXT, ProgressSink, RuntimeContext
+from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.execution import ExecutionConfig
 from ferrotool._values.groups import BASIC
 from ferrotool._values.spec import ToolSpec
@@ -96,14 +97,13 @@ async def _timed(
     return outcomes.timed_out(call, timeout)
 
 
-async def _call(
-    view: ToolView,
-    call: ToolUseBlock,
-    context: RuntimeContext | None,
-    agent: object | None,
-    on_progress: ProgressSink | None,
-) -> ToolResultBlock:
-    return await view.call_tool(call, context, agent=agent, on_progress=on_progress)
+async def _call(view: ToolView, scope: CallScope) -> ToolResultBlock:
+    return await view.run_one(scope)
+
+
+Route: TypeAlias = "_core.DirectCall | CompiledTool | ToolResultBlock"
+"""Where one call goes (`ToolView.route`): its direct call, the pipeline of its tool, or the
+result of a name the view does not resolve."""
 
 
 @final
@@ -123,6 +123,7 @@ class ToolView(ToolLists):
         "_middleware",
         "_names",
         "_onion",
+        "_plain",
         "_runner",
         "_shadowed",
         "_store",
@@ -161,8 +162,12 @@ class ToolView(ToolLists):
                     shadowed.add(name)
         self._externals = externals
         self._shadowed = frozenset(shadowed)
+        # The request's half of the routing decision (`route`): its calls may skip the gate.
+        self._plain = (
+            backend_allowed(config.mode) and not externals and state.permissions.is_trivial
+        )
         self._names: tuple[str, ...] | None = None
-        self._direct: dict[str, Any] | None = None
+        self._direct: dict[str, _core.DirectCall] | None = None
 
     # - visibility -
 
@@ -262,7 +267,7 @@ class ToolView(ToolLists):
         but is not visible here (its groups inactive, or hidden by the merge mode) gives an
         error result saying it is not available now, not that it does not exist.
         """
-        running = self.run_one(call, context, agent, on_progress, None, False)
+        running = self.run_one(self.scope(call, context, agent, on_progress))
         if on_result is not None:
             return finish(running, call, on_result)
         return running if isinstance(running, Coroutine) else _awaited(running)
@@ -281,16 +286,18 @@ class ToolView(ToolLists):
         ``reset_tools``) run in a fresh one through `anyio.run`; do not call this from inside a
         running event loop.
         """
-        tool = self.resolve(call.name)
-        if self._middleware or (tool is not None and _uses_session(tool)):
-            return anyio.run(_call, self, call, context, agent, on_progress)
-        if tool is None:
-            return self._missing(call)
-        trivial = self.state.permissions.is_trivial
-        direct = tool.direct
-        if direct is not None and tool.invoke is not Invoke.AWAIT and trivial:
-            return direct.run(call)
-        return run_call_sync(tool, self._scope(call, context, agent, on_progress))
+        if self._middleware:
+            return anyio.run(_call, self, self.scope(call, context, agent, on_progress))
+        routed = self.route(call, sync=True)
+        if type(routed) is _core.DirectCall:
+            return routed.run(call)
+        if type(routed) is ToolResultBlock:
+            return routed
+        tool = cast("CompiledTool", routed)
+        scope = self.scope(call, context, agent, on_progress)
+        if _uses_session(tool):
+            return anyio.run(_call, self, scope)
+        return run_call_sync(tool, scope)
 
     async def call_tools(
         self,
@@ -427,64 +434,16 @@ class ToolView(ToolLists):
         tool = self.resolve(name)
         return tool is None or tool.spec.concurrency_safe
 
-    def run_one(
+    def scope(
         self,
         call: ToolUseBlock,
-        context: RuntimeContext | None,
-        agent: object | None,
-        on_progress: ProgressSink | None,
-        execution: ExecutionConfig | None,
-        approved: bool,
-    ) -> Awaitable[ToolResultBlock]:
-        """One call through the middleware (if any: its onion is built once) and the pipeline."""
-        layers = self._onion
-        if layers is None:
-            return self._dispatch(call, context, agent, on_progress, execution, approved)
-        return through(
-            layers,
-            self._dispatch,
-            call,
-            context or EMPTY_CONTEXT,
-            agent,
-            on_progress,
-            execution,
-            approved,
-        )
-
-    def _dispatch(
-        self,
-        call: ToolUseBlock,
-        context: RuntimeContext | None,
-        agent: object | None,
-        on_progress: ProgressSink | None,
-        execution: ExecutionConfig | None = None,
-        approved: bool = False,
-    ) -> Coroutine[Any, Any, ToolResultBlock]:
-        """Resolve and run one call: a plain visible tool's direct call, else the pipeline."""
-        direct = self._direct_calls().get(call.name) if _is_name(call.name) else None
-        if direct is not None and (execution is None or execution.attempts == 1):
-            if execution is None or execution.timeout is None:
-                return direct(call)  # type: ignore[no-any-return]
-            return _timed(direct(call), call, execution.timeout)
-        tool = self.resolve(call.name)
-        if tool is None:
-            return _done(self._missing(call))
-        if self._store is not None and self._key is not None and _uses_session(tool):
-            attempts = self._runner.config.session_attempts
-            handle = SessionHandle(self._store, self._key, self.state, attempts)
-            context = (context or EMPTY_CONTEXT).with_value(handle)
-        scope = self._scope(call, context, agent, on_progress, execution, approved)
-        return run_call(tool, scope)
-
-    def _scope(
-        self,
-        call: ToolUseBlock,
-        context: RuntimeContext | None,
-        agent: object | None,
-        on_progress: ProgressSink | None,
+        context: RuntimeContext | None = None,
+        agent: object | None = None,
+        on_progress: ProgressSink | None = None,
         execution: ExecutionConfig | None = None,
         approved: bool = False,
     ) -> CallScope:
+        """The scope of one call in this view: built once, where the call enters."""
         return CallScope.of(
             call,
             self._runner,
@@ -496,21 +455,77 @@ class ToolView(ToolLists):
             approved=approved,
         )
 
-    def _direct_calls(self) -> dict[str, Any]:
-        """The direct calls this view may hand out.
+    def route(
+        self, call: ToolUseBlock, execution: ExecutionConfig | None = None, *, sync: bool = False
+    ) -> Route:
+        """Where one call goes: the one decision of direct call or pipeline.
 
-        None when the session's permissions are not trivial: then the gate runs before every
-        call.
+        A call runs as its tool's Rust direct call (`ferrotool._core.DirectCall`) when all of
+        these hold, else through the pipeline of its tool (`ferrotool._execution.pipeline`):
+
+        * the tool has one (`CompiledTool.direct_for`: its call needs no step besides parse,
+          invoke and convert; no permission check, external suspension, presets, injections,
+          converter, timeout or retries), and it runs where the caller is (``sync``);
+        * the request lets its calls skip the gate: backend tools allowed, no tool of the
+          request's own, the session's permissions trivial;
+        * the tool is visible in this view (its groups active);
+        * the call's own settings try it once (a batch's ``max_attempts``).
+
+        A name the view does not resolve routes to its result (unknown, or not available).
+        Every entry uses this decision: `call_tool`, `call_tool_sync`, batches and resumes
+        (`run_one`), and `Toolkit.call_tool`, whose Rust base class runs the default view's
+        direct calls itself (`ferrotool._core.ToolCaller`; `tests/property/test_routing.py`
+        checks the two agree). Middleware wraps whichever runs.
         """
+        if execution is None or execution.attempts == 1:
+            direct = self._direct_calls(sync).get(call.name) if _is_name(call.name) else None
+            if direct is not None:
+                return direct
+        tool = self.resolve(call.name)
+        return self._missing(call) if tool is None else tool
+
+    def run_one(self, scope: CallScope) -> Awaitable[ToolResultBlock]:
+        """One call through the middleware (if any: its onion is built once) and its route."""
+        layers = self._onion
+        if layers is None:
+            return self._dispatch(scope)
+
+        def rest(call: ToolUseBlock, context: RuntimeContext) -> Awaitable[ToolResultBlock]:
+            return self._dispatch(scope.moved(call, context))
+
+        return through(layers, rest, scope.call, scope.context)
+
+    def _dispatch(self, scope: CallScope) -> Awaitable[ToolResultBlock]:
+        """Run one call where `route` sends it."""
+        call = scope.call
+        execution = scope.execution
+        routed = self.route(call, execution)
+        if type(routed) is _core.DirectCall:
+            running = cast("Awaitable[ToolResultBlock]", routed(call))
+            if execution is None or execution.timeout is None:
+                return running
+            return _timed(running, call, execution.timeout)
+        if type(routed) is ToolResultBlock:
+            return _done(routed)
+        tool = cast("CompiledTool", routed)
+        if self._store is not None and self._key is not None and _uses_session(tool):
+            attempts = self._runner.config.session_attempts
+            handle = SessionHandle(self._store, self._key, self.state, attempts)
+            scope = scope.moved(call, scope.context.with_value(handle))
+        return run_call(tool, scope)
+
+    def _direct_calls(self, sync: bool) -> dict[str, _core.DirectCall]:
+        """The direct calls this view may hand out (`route`'s answers for plain tools, cached).
+
+        None when the request's calls may not skip the gate.
+        """
+        if not self._plain:
+            return {}
+        if sync:
+            return self._table.direct_calls(self.active_groups, sync=True)
         direct = self._direct
         if direct is None:
-            direct = {}
-            if (
-                backend_allowed(self.config.mode)
-                and not self._externals
-                and self.state.permissions.is_trivial
-            ):
-                direct = self._table.direct_calls(self.active_groups)
+            direct = self._table.direct_calls(self.active_groups)
             self._direct = direct
         return direct
 

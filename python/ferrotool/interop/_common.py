@@ -71,7 +71,7 @@ async def run(
     A ``RUNNING`` result that does not wait (a progress-style text) is made ``SUCCESS``, as a
     batch makes it.
     """
-    result = await view.run_one(call, context, None, None, None, approved)
+    result = await view.run_one(view.scope(call, context, approved=approved))
     if result.id != call.id or result.name != call.name:
         result = result.with_call(call.id, call.name)
     if result.state is ToolResultState.RUNNING and not (

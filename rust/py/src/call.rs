@@ -2,15 +2,21 @@
 //! plain function tool and run without a Python frame.
 //!
 //! A plain tool is a function tool that needs no step besides parse, invoke and convert: no
-//! permission check, presets, injected parameters, converter or timeout. For those,
+//! permission check, external suspension, presets, injected parameters, converter, timeout or
+//! retries (`_is_direct` in the pipeline). Whether a call runs so is decided once, in Python
+//! (`ToolView.route`); the Python side hands the answers for plain tools here as a dict. For
+//! those,
 //! `DirectCall(call)` returns a `PendingCall` ([`crate::ffi::pending`]), an awaitable that does
 //! the whole call when first resumed: it reads the call's raw JSON arguments, validates them into
 //! keyword arguments in Rust, calls the function (driving its coroutine for an `async def`) and
 //! builds the `ToolResultBlock`, all without a Python frame of its own.
 //!
 //! `ToolCaller`, the base class of `Toolkit` and `Registry`, holds `call_tool` itself: it looks
-//! the tool up and hands a plain tool's call to its direct call with no Python frame in between;
-//! every other call goes to the pipeline the subclass binds (`_bind`).
+//! the tool up in the default view's direct calls (bound by the subclass, `_bind`) and hands a
+//! plain tool's call to its direct call with no Python frame in between, when the call has no
+//! result sink and its context no request config (a view other than the default one); every
+//! other call goes to the pipeline the subclass binds, which routes it again. The property
+//! `tests/property/test_routing.py` checks this shortcut is taken exactly when the route says.
 //!
 //! Invalid arguments give their error result here too. Whatever is not the common case goes back
 //! to the pipeline's own steps: arguments whose only errors are explicit `null`s through `retry`
