@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol, final
+from typing import Protocol, cast, final
 
 import anyio
 
@@ -215,12 +215,14 @@ async def run_batch(
     batch_limit = anyio.CapacityLimiter(width)
     progress = _progress_sink(emit) if on_event is not None else None
 
+    base = host.scope(calls[0], context, agent, progress, config, approved) if calls else None
+
     async def one(index: int) -> None:
         call = calls[index]
         async with _held(batch_limit), _held(runner.calls):
             emit(ToolCallStarted(call))
             try:
-                scope = host.scope(call, context, agent, progress, config, approved)
+                scope = cast("CallScope", base).with_call(call)
                 result = _settled(await host.run_one(scope), call)
             except (InjectionError, NotJsonText):
                 raise

@@ -38,8 +38,7 @@ import dataclasses
 import functools
 import types
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Final, cast, final
+from typing import Any, Final, NamedTuple, cast
 
 import anyio
 import orjson
@@ -66,10 +65,13 @@ from ferrotool.errors import InjectionError, RegistrationError, SuspendTool, Val
 _EMPTY_ARGUMENTS: Final = "{}"
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class CallScope:
+class CallScope(NamedTuple):
     """Everything the steps of one call need besides the tool.
+
+    Built once where the call enters (`ToolView.scope`) and passed down whole. A named tuple
+    rather than a frozen dataclass: it is built for every call that is not a direct one, and a
+    tuple is built in C (a frozen dataclass sets each field through ``object.__setattr__``,
+    several times the cost).
 
     Attributes:
         call: The call as the model sent it.
@@ -105,26 +107,26 @@ class CallScope:
         approved: bool = False,
     ) -> CallScope:
         """The scope of ``call`` run by ``runner``."""
-        return cls(
-            call,
-            context or EMPTY_CONTEXT,
-            agent,
-            runner,
-            runner.sinks(on_progress),
-            execution,
-            permissions,
-            approved,
-        )
+        sinks = runner.progress if on_progress is None else (*runner.progress, on_progress)
+        fields = (call, context or EMPTY_CONTEXT, agent, runner, sinks)
+        return _new_scope(cls, (*fields, execution, permissions, approved))
+
+    def with_call(self, call: ToolUseBlock) -> CallScope:
+        """This scope for another call (a batch builds one scope and one per call from it)."""
+        return _new_scope(CallScope, (call, *self[1:]))
 
     def moved(self, call: ToolUseBlock, context: RuntimeContext) -> CallScope:
         """This scope for ``call`` in ``context`` (a middleware may have rewritten either)."""
         if call is self.call and context is self.context:
             return self
-        return dataclasses.replace(self, call=call, context=context)
+        return self._replace(call=call, context=context)
 
     def approve(self) -> CallScope:
         """This scope for a call a person approved: the gate does not ask again."""
-        return self if self.approved else dataclasses.replace(self, approved=True)
+        return self if self.approved else self._replace(approved=True)
+
+
+_new_scope: Final = tuple.__new__  # the named tuple's own ``__new__`` is a Python function
 
 
 # --- compile -----------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ from ferrotool._values.groups import BASIC
 from ferrotool._values.spec import ToolSpec
 
 _EXTERNAL_CONFIG: Final = ToolkitConfig()
+_NO_DIRECT_CALLS: Final[dict[str, _core.DirectCall]] = {}
 # An external tool never runs here, so its compiled form does not depend on any toolkit: a
 # client tool object reused across requests is compiled once (weakly held: never on the tool).
 _compiled_externals: weakref.WeakKeyDictionary[AgentTool, CompiledTool] = (
@@ -167,7 +168,7 @@ class ToolView(ToolLists):
             backend_allowed(config.mode) and not externals and state.permissions.is_trivial
         )
         self._names: tuple[str, ...] | None = None
-        self._direct: dict[str, _core.DirectCall] | None = None
+        self._direct: dict[str, _core.DirectCall] | None = None  # on the first call
 
     # - visibility -
 
@@ -267,6 +268,10 @@ class ToolView(ToolLists):
         but is not visible here (its groups inactive, or hidden by the merge mode) gives an
         error result saying it is not available now, not that it does not exist.
         """
+        if self._onion is None and on_result is None:
+            routed = self.route(call)
+            if type(routed) is _core.DirectCall:  # no scope to build
+                return _awaited(cast("Awaitable[ToolResultBlock]", routed(call)))
         running = self.run_one(self.scope(call, context, agent, on_progress))
         if on_result is not None:
             return finish(running, call, on_result)
@@ -477,11 +482,15 @@ class ToolView(ToolLists):
         direct calls itself (`ferrotool._core.ToolCaller`; `tests/property/test_routing.py`
         checks the two agree). Middleware wraps whichever runs.
         """
-        if execution is None or execution.attempts == 1:
-            direct = self._direct_calls(sync).get(call.name) if _is_name(call.name) else None
+        name = call.name
+        if type(name) is str and (execution is None or execution.attempts == 1):
+            calls = self._direct_calls(sync=True) if sync else self._direct
+            if calls is None:
+                calls = self._direct = self._direct_calls(sync=False)
+            direct = calls.get(name)
             if direct is not None:
                 return direct
-        tool = self.resolve(call.name)
+        tool = self.resolve(name)
         return self._missing(call) if tool is None else tool
 
     def run_one(self, scope: CallScope) -> Awaitable[ToolResultBlock]:
@@ -514,20 +523,15 @@ class ToolView(ToolLists):
             scope = scope.moved(call, scope.context.with_value(handle))
         return run_call(tool, scope)
 
-    def _direct_calls(self, sync: bool) -> dict[str, _core.DirectCall]:
-        """The direct calls this view may hand out (`route`'s answers for plain tools, cached).
+    def _direct_calls(self, *, sync: bool) -> dict[str, _core.DirectCall]:
+        """The direct calls this view may hand out (`route`'s answers for plain tools).
 
-        None when the request's calls may not skip the gate.
+        None when the request's calls may not skip the gate. Cached on the table per set of
+        active groups, so a view's is one lookup.
         """
         if not self._plain:
-            return {}
-        if sync:
-            return self._table.direct_calls(self.active_groups, sync=True)
-        direct = self._direct
-        if direct is None:
-            direct = self._table.direct_calls(self.active_groups)
-            self._direct = direct
-        return direct
+            return _NO_DIRECT_CALLS
+        return self._table.direct_calls(self.active_groups, sync=sync)
 
     def _missing(self, call: ToolUseBlock) -> ToolResultBlock:
         """The result for a name this view does not resolve: unknown, or not available."""
