@@ -23,9 +23,8 @@ import logging
 import sys
 import threading
 from collections.abc import Awaitable, Callable
+from types import ModuleType
 from typing import TYPE_CHECKING, TypeVar, cast
-
-import sniffio
 
 if TYPE_CHECKING:
     import asyncio
@@ -58,15 +57,31 @@ def on_loop(sink: Callable[[T], object]) -> Callable[[T], None]:
     return routed
 
 
+def running_trio() -> ModuleType | None:
+    """The ``trio`` module when the calling code runs inside a trio run; else ``None``.
+
+    trio is no dependency: it is looked up among the loaded modules, never imported (code in a
+    trio run has loaded it). anyio answers the same question through sniffio, which this
+    package does not need for it.
+    """
+    trio = sys.modules.get("trio")
+    if trio is None:
+        return None
+    try:
+        trio.lowlevel.current_task()
+    except RuntimeError:  # no trio run on this thread
+        return None
+    return trio
+
+
 def poster() -> Callable[..., object]:
     """The running loop's thread-safe "run this soon" (first in, first out).
 
     Raises ``RuntimeError`` when called after the loop has ended.
     """
-    if sniffio.current_async_library() == "trio":
-        import trio  # imported only when trio runs: it is no dependency
-
-        return trio.lowlevel.current_trio_token().run_sync_soon
+    trio = running_trio()
+    if trio is not None:
+        return cast("Callable[..., object]", trio.lowlevel.current_trio_token().run_sync_soon)
     return running_loop().call_soon_threadsafe
 
 
@@ -81,9 +96,8 @@ def spawn(run: Callable[[], Awaitable[None]]) -> None:
     caller's task. ``run`` must raise nothing (whatever it has to report, it hands over itself);
     it is cancelled only when the loop shuts down.
     """
-    if sniffio.current_async_library() == "trio":
-        import trio  # imported only when trio runs: it is no dependency
-
+    trio = running_trio()
+    if trio is not None:
         trio.lowlevel.spawn_system_task(run, context=contextvars.copy_context())
         return
 

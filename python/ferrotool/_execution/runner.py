@@ -19,9 +19,8 @@ from typing import Final, final
 
 import anyio
 import anyio.to_thread
-import sniffio
 
-from ferrotool._execution.loopback import poster, running_loop, spawn
+from ferrotool._execution.loopback import poster, running_loop, running_trio, spawn
 from ferrotool._execution.middleware import Middleware, Next, onion
 from ferrotool._values.calls import ToolUseBlock
 from ferrotool._values.context import ProgressSink
@@ -282,9 +281,8 @@ class Runner:
 
 def _current_loop() -> object:
     """The running event loop: the asyncio loop, or the trio run's token."""
-    if sniffio.current_async_library() == "trio":
-        import trio  # imported only when trio runs: it is no dependency
-
+    trio = running_trio()
+    if trio is not None:
         return trio.lowlevel.current_trio_token()
     return running_loop()
 

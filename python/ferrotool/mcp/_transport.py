@@ -14,7 +14,6 @@ from typing import Any, Final, TypeAlias
 import httpx2
 import mcp_types as types
 import pydantic
-import sniffio
 from mcp import Client, MCPError
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -22,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types.methods import validate_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ferrotool._execution.loopback import running_trio
 from ferrotool.mcp._convert import SESSION_META_KEY, RejectedTool
 
 _PAGE_CAP: Final = 1000
@@ -115,8 +115,8 @@ def spawn(function: Callable[[], Coroutine[Any, Any, None]]) -> None:
     task, or a trio system task (cancelled when the run ends); the task keeps its own anyio
     task group inside. An error escaping it is logged: trio would end the whole run with one.
     """
-    if sniffio.current_async_library() == "trio":
-        import trio
+    trio = running_trio()
+    if trio is not None:
 
         async def guarded() -> None:
             try:
