@@ -219,12 +219,37 @@ async def test_calls_follow_the_table_each_holder_sees() -> None:
     assert missing.content == "Error: Tool not found: get_weather."
 
 
-def test_removal_can_be_disabled() -> None:
+def test_removal_when_disabled_is_a_logged_no_op(caplog: pytest.LogCaptureFixture) -> None:
     kit = Toolkit(ToolkitConfig(allow_removal=False))
     kit.register(get_weather)
-    with pytest.raises(RegistrationError, match="removal is disabled"):
-        kit.remove("get_weather")
+    kit.create_group("g")
+
+    @tool
+    def only_in_g(key: str) -> str:
+        return key
+
+    kit.register(only_in_g, group="g")
+    before = kit.names()
+    with caplog.at_level(logging.WARNING, logger="ferrotool"):
+        assert kit.remove("get_weather") is None
+        assert kit.remove("nope") is None  # nothing is checked: nothing happens
+        assert kit.remove_group("g") == ()
+        assert kit.remove_group("nope") == ()
+        assert kit.remove_if_same(get_weather) is False
+        assert kit.remove_if_same(only_in_g) is False
+    assert kit.names() == before
     assert "get_weather" in kit
+    assert kit.group_of("only_in_g") == {"g"}
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages == [
+        "tool 'get_weather' not removed: removal is disabled for this toolkit",
+        "tool 'nope' not removed: removal is disabled for this toolkit",
+        "tool group 'g' not removed: removal is disabled for this toolkit",
+        "tool group 'nope' not removed: removal is disabled for this toolkit",
+        "tool 'get_weather' not removed: removal is disabled for this toolkit",
+        "tool 'only_in_g' not removed: removal is disabled for this toolkit",
+    ]
+    # With removal allowed an unknown name still raises.
     with pytest.raises(RegistrationError, match="Tool not found: nope"):
         Toolkit().remove("nope")
 
@@ -261,8 +286,8 @@ def test_remove_if_same_removes_only_the_tool_it_is_given() -> None:
     assert "get_weather" not in kit
     disabled = Toolkit(ToolkitConfig(allow_removal=False))
     disabled.register(lookup)
-    with pytest.raises(RegistrationError, match="removal is disabled"):
-        disabled.remove_if_same(lookup)
+    assert not disabled.remove_if_same(lookup)  # a no-op: removal is disabled
+    assert disabled.get_tool("lookup") is lookup
 
 
 def test_register_schemas_registers_all_or_nothing() -> None:
