@@ -766,3 +766,77 @@ async def test_null_for_an_optional_argument_counts_as_omitted() -> None:
     required = await kit.call_tool(call("greet", '{"name": null}'))
     assert required.state is ToolResultState.ERROR
     assert "name" in required.content
+
+
+async def test_a_single_call_finalises_a_running_result_as_a_batch_does() -> None:
+    """A tool's RUNNING result that does not wait is SUCCESS on every single-call path."""
+
+    @tool
+    def threaded() -> ToolResultBlock:
+        return ToolResultBlock.text("threaded")
+
+    @tool(inline=True)
+    def inline() -> ToolResultBlock:
+        return ToolResultBlock.text("inline")
+
+    @tool
+    async def awaited() -> ToolResultBlock:
+        return ToolResultBlock.text("awaited")
+
+    @tool(timeout=5)  # not a direct call: through the Python pipeline
+    async def timed() -> ToolResultBlock:
+        return ToolResultBlock.text("timed")
+
+    class Based(ToolBase[dict[str, object]]):
+        name = "based"
+        input_schema = {"type": "object", "properties": {}}
+
+        async def call(self, param: ToolCallParam[dict[str, object]]) -> ToolResultBlock:
+            return ToolResultBlock.text("based")
+
+    @tool
+    def waits() -> ToolResultBlock:
+        raise SuspendTool("the client runs it")
+
+    @tool
+    def explicit_error() -> ToolResultBlock:
+        return ToolResultBlock.text("no").with_state(ToolResultState.ERROR)
+
+    kit = Toolkit()
+    for item in (threaded, inline, awaited, timed, Based(), waits, explicit_error):
+        kit.register(item)
+    names = ("threaded", "inline", "awaited", "timed", "based")
+    view = kit.snapshot().view()
+    for name in names:
+        block = call(name, "{}", id=f"id-{name}")
+        results = [
+            await kit.call_tool(block),
+            await view.call_tool(block),
+            await kit.snapshot().call_tool(block),
+        ]
+        if name in ("threaded", "inline"):  # the others need an event loop of their own
+            results += [kit.call_tool_sync(block), view.call_tool_sync(block)]
+        for result in results:
+            assert (result.id, result.state) == (f"id-{name}", ToolResultState.SUCCESS), name
+            assert result.content == name
+    waiting = await kit.call_tool(call("waits", "{}"))
+    assert waiting.state is ToolResultState.RUNNING
+    assert waiting.is_suspended
+    assert (await kit.call_tool(call("explicit_error", "{}"))).state is ToolResultState.ERROR
+
+    # A middleware's own RUNNING result too, and its waiting result stays RUNNING.
+    async def answers(call: ToolUseBlock, context: object, next: Any) -> ToolResultBlock:
+        if call.name == "threaded":
+            return ToolResultBlock.text("from the middleware")
+        if call.name == "inline":
+            return ToolResultBlock.suspended(call)
+        return await next(call, context)  # type: ignore[no-any-return]
+
+    wrapped = Toolkit(ToolkitConfig(middleware=(answers,)))
+    wrapped.register(threaded)
+    wrapped.register(inline)
+    wrapped.register(awaited)
+    short = await wrapped.call_tool(call("threaded", "{}"))
+    assert (short.state, short.content) == (ToolResultState.SUCCESS, "from the middleware")
+    assert (await wrapped.call_tool(call("inline", "{}"))).is_suspended
+    assert (await wrapped.call_tool(call("awaited", "{}"))).state is ToolResultState.SUCCESS
