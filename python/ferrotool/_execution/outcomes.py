@@ -16,7 +16,14 @@ import pydantic_core
 
 from ferrotool import _core
 from ferrotool._permissions.decisions import PermissionBehavior, PermissionDecision
-from ferrotool._values.calls import APPROVAL_KEY, ToolResultBlock, ToolResultState, ToolUseBlock
+from ferrotool._values.calls import (
+    APPROVAL_KEY,
+    PERMISSION_STATE_KEY,
+    PermissionState,
+    ToolResultBlock,
+    ToolResultState,
+    ToolUseBlock,
+)
 from ferrotool._values.content import CONTENT_TYPES, ContentBlock, TextBlock
 from ferrotool._values.json import JsonValue
 from ferrotool.errors import InjectionError, SuspendTool, ValidationError
@@ -179,7 +186,10 @@ def refusal(call: ToolUseBlock, decision: PermissionDecision) -> ToolResultBlock
         return ToolResultBlock.denied(
             call,
             f"Permission denied: {decision.message}",
-            metadata={"permission": decision.to_dict()},
+            metadata={
+                "permission": decision.to_dict(),
+                PERMISSION_STATE_KEY: PermissionState.DENIED.value,
+            },
         )
     if decision.behavior is PermissionBehavior.ASK:
         return ToolResultBlock(
@@ -187,9 +197,23 @@ def refusal(call: ToolUseBlock, decision: PermissionDecision) -> ToolResultBlock
             name=call.name,
             output=(TextBlock(f"Approval required: {decision.message}"),),
             state=ToolResultState.RUNNING,
-            metadata=types.MappingProxyType({APPROVAL_KEY: True, "permission": decision.to_dict()}),
+            metadata=types.MappingProxyType(
+                {
+                    APPROVAL_KEY: True,
+                    "permission": decision.to_dict(),
+                    PERMISSION_STATE_KEY: PermissionState.ASKING.value,
+                }
+            ),
         )
     return None
+
+
+def with_permission(result: ToolResultBlock, state: PermissionState) -> ToolResultBlock:
+    """``result`` carrying the call's permission state (`PERMISSION_STATE_KEY`)."""
+    if result.metadata.get(PERMISSION_STATE_KEY) == state.value:
+        return result
+    metadata = {**result.metadata, PERMISSION_STATE_KEY: state.value}
+    return result._replace(metadata=types.MappingProxyType(metadata))
 
 
 def final(result: ToolResultBlock) -> ToolResultBlock:
@@ -303,4 +327,5 @@ __all__ = [
     "timed_out",
     "unavailable",
     "unknown",
+    "with_permission",
 ]

@@ -81,7 +81,9 @@ from ferrotool._session.state import (
 )
 from ferrotool._values.calls import (
     MODEL_ID_KEY,
+    PERMISSION_STATE_KEY,
     REPLACES_KEY,
+    PermissionState,
     ToolResultBlock,
     ToolResultState,
     ToolUseBlock,
@@ -462,7 +464,10 @@ async def resume(
             settled[call.id] = result
             continue
         if not by_id[call.id].approved:
-            settled[call.id] = answering(ToolResultBlock.denied(call, DENIED_BY_USER), pending)
+            rejected = ToolResultBlock.denied(
+                call, DENIED_BY_USER, metadata={PERMISSION_STATE_KEY: PermissionState.DENIED.value}
+            )
+            settled[call.id] = answering(rejected, pending)
             continue
         edited = _edited(call, edits.get(call.id))
         run = call if edited is None else edited
