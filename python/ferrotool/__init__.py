@@ -39,8 +39,10 @@ if TYPE_CHECKING:  # every public name, for type checkers; at run time each is l
     from ferrotool._execution.events import (
         AllToolsDenied,
         ConfirmationRequired,
+        ConfirmationResult,
         EventSink,
         ExternalExecutionRequired,
+        ExternalExecutionResult,
         ToolCallFinished,
         ToolCallStarted,
         ToolEvent,
@@ -92,7 +94,13 @@ if TYPE_CHECKING:  # every public name, for type checkers; at run time each is l
     from ferrotool._tools.external import SchemaOnlyTool
     from ferrotool._tools.function import DocumentationWarning, FunctionTool, ToolOptions, tool
     from ferrotool._tools.inject import INJECT, Injected
-    from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
+    from ferrotool._values.calls import (
+        PERMISSION_STATE_KEY,
+        PermissionState,
+        ToolResultBlock,
+        ToolResultState,
+        ToolUseBlock,
+    )
     from ferrotool._values.content import ContentBlock, ImageBlock, JsonBlock, TextBlock
     from ferrotool._values.context import (
         Agent,
@@ -120,6 +128,7 @@ _WHERE: Final[dict[str, tuple[str, str]]] = {
     "BASIC": ("ferrotool._values.groups", "BASIC"),
     "Confirmation": ("ferrotool._execution.batch", "Confirmation"),
     "ConfirmationRequired": ("ferrotool._execution.events", "ConfirmationRequired"),
+    "ConfirmationResult": ("ferrotool._execution.events", "ConfirmationResult"),
     "ContentBlock": ("ferrotool._values.content", "ContentBlock"),
     "DEFAULT_DANGEROUS_DIRECTORIES": (
         "ferrotool._permissions.paths",
@@ -135,6 +144,7 @@ _WHERE: Final[dict[str, tuple[str, str]]] = {
     "EventSink": ("ferrotool._execution.events", "EventSink"),
     "ExecutionConfig": ("ferrotool._values.execution", "ExecutionConfig"),
     "ExternalExecutionRequired": ("ferrotool._execution.events", "ExternalExecutionRequired"),
+    "ExternalExecutionResult": ("ferrotool._execution.events", "ExternalExecutionResult"),
     "FunctionSchema": ("ferrotool._schema.schema", "FunctionSchema"),
     "FunctionTool": ("ferrotool._tools.function", "FunctionTool"),
     "INJECT": ("ferrotool._tools.inject", "INJECT"),
@@ -147,6 +157,7 @@ _WHERE: Final[dict[str, tuple[str, str]]] = {
     "Middleware": ("ferrotool._execution.middleware", "Middleware"),
     "NO_REQUEST_CONFIG": ("ferrotool._requests.config", "NO_REQUEST_CONFIG"),
     "Next": ("ferrotool._execution.middleware", "Next"),
+    "PERMISSION_STATE_KEY": ("ferrotool._values.calls", "PERMISSION_STATE_KEY"),
     "PROVIDER_FORMATS": ("ferrotool._definitions.formats", "PROVIDER_FORMATS"),
     "Param": ("ferrotool._schema.params", "Param"),
     "PendingToolCall": ("ferrotool._session.pending", "PendingToolCall"),
@@ -156,6 +167,7 @@ _WHERE: Final[dict[str, tuple[str, str]]] = {
     "PermissionDecision": ("ferrotool._permissions.decisions", "PermissionDecision"),
     "PermissionMode": ("ferrotool._permissions.decisions", "PermissionMode"),
     "PermissionRule": ("ferrotool._permissions.decisions", "PermissionRule"),
+    "PermissionState": ("ferrotool._values.calls", "PermissionState"),
     "ProgressSink": ("ferrotool._values.context", "ProgressSink"),
     "ProviderFormat": ("ferrotool._definitions.formats", "ProviderFormat"),
     "RESET_TOOLS": ("ferrotool._registry.derived", "RESET_TOOLS"),
@@ -233,6 +245,7 @@ __all__ = [
     "EMPTY_STATE",
     "INJECT",
     "NO_REQUEST_CONFIG",
+    "PERMISSION_STATE_KEY",
     "PROVIDER_FORMATS",
     "RESET_TOOLS",
     "Agent",
@@ -243,6 +256,7 @@ __all__ = [
     "ArgumentsAccumulator",
     "Confirmation",
     "ConfirmationRequired",
+    "ConfirmationResult",
     "ContentBlock",
     "DocstringStyle",
     "DocumentationWarning",
@@ -251,6 +265,7 @@ __all__ = [
     "EventSink",
     "ExecutionConfig",
     "ExternalExecutionRequired",
+    "ExternalExecutionResult",
     "FerrotoolError",
     "FunctionSchema",
     "FunctionTool",
@@ -273,6 +288,7 @@ __all__ = [
     "PermissionDecision",
     "PermissionMode",
     "PermissionRule",
+    "PermissionState",
     "ProgressSink",
     "ProviderFormat",
     "ProviderShapeError",

@@ -207,7 +207,14 @@ async def test_json_round_trip_of_a_full_state(store: SessionStore) -> None:
                     tool_name="shell", rule_content="rm", behavior=PermissionBehavior.DENY
                 ),
                 PermissionRule(tool_name="files", behavior=PermissionBehavior.ALLOW),
-                PermissionRule(tool_name="网络", behavior=PermissionBehavior.ASK, source="session"),
+                # No tool is named in Chinese (such a rule can never match): the text is
+                # the rule's content and source.
+                PermissionRule(
+                    tool_name="net",
+                    rule_content="网络",
+                    behavior=PermissionBehavior.ASK,
+                    source="会话",
+                ),
             ]
         ),
     )

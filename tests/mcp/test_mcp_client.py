@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -25,6 +26,7 @@ from ferrotool import (
     TextBlock,
     ToolContextState,
     Toolkit,
+    ToolkitConfig,
     ToolProgress,
     ToolResultState,
     ToolUseBlock,
@@ -266,6 +268,24 @@ async def test_remove_mcp_removes_the_tools_and_closes_the_client(
     assert not client.is_initialized
     assert await remove_mcp(toolkit, "raw") == ()
     assert await remove_mcp(toolkit, "never-registered") == ()
+
+
+async def test_remove_mcp_with_removal_disabled_is_a_logged_no_op(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    toolkit = Toolkit(ToolkitConfig(allow_removal=False))
+    client = raw()
+    with anyio.fail_after(20):
+        await register_mcp(toolkit, client, enable=["add"], trust=True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="ferrotool.mcp"):
+            assert await remove_mcp(toolkit, "raw") == ()
+        assert toolkit.names() == ("mcp__raw__add",)
+        assert client.is_initialized
+        assert "MCP server 'raw' not removed: removal is disabled" in caplog.text
+        assert (await toolkit.call_tool(call("add", {"a": 2, "b": 3}))).structured == {"sum": 5}
+    finally:
+        await client.close()
 
 
 async def test_list_changed_refreshes_the_tools(kit: tuple[Toolkit, McpClient, Path]) -> None:

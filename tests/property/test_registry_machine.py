@@ -340,7 +340,13 @@ class RegistryMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def remove(self, data: st.DataObject) -> None:
         name = pick(data, (n for n, e in self.model.entries.items() if e), (*NAMES, RESET_TOOLS))
-        fails = not self.kit.config.allow_removal or self.model.entries.get(name) is None
+        if not self.kit.config.allow_removal:  # a no-op: nothing removed, nothing raised
+            before = self.kit.names()
+            assert self.kit.remove(name) is None
+            assert self.kit.names() == before
+            count("remove disabled")
+            return
+        fails = self.model.entries.get(name) is None
         try:
             self.kit.remove(name)
         except RegistrationError:
@@ -373,7 +379,13 @@ class RegistryMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def remove_group(self, data: st.DataObject) -> None:
         name = pick(data, self.model.groups, GROUPS)
-        fails = not self.kit.config.allow_removal or name not in self.model.groups
+        if not self.kit.config.allow_removal:  # a no-op: nothing removed, nothing raised
+            before = self.kit.names(), self.kit.groups()
+            assert self.kit.remove_group(name) == ()
+            assert (self.kit.names(), self.kit.groups()) == before
+            count("remove_group disabled")
+            return
+        fails = name not in self.model.groups
         try:
             removed = self.kit.remove_group(name)
         except RegistrationError:

@@ -172,7 +172,7 @@ def test_reset_tools_is_idempotent_and_overwrites(
 
 RULES = st.builds(
     PermissionRule,
-    tool_name=st.text(),
+    tool_name=st.from_regex(r"[A-Za-z0-9_*-]{1,64}", fullmatch=True),  # a name or a pattern
     behavior=st.sampled_from(PermissionBehavior),
     rule_content=st.none() | st.text(),
     source=st.text(),

@@ -219,12 +219,37 @@ async def test_calls_follow_the_table_each_holder_sees() -> None:
     assert missing.content == "Error: Tool not found: get_weather."
 
 
-def test_removal_can_be_disabled() -> None:
+def test_removal_when_disabled_is_a_logged_no_op(caplog: pytest.LogCaptureFixture) -> None:
     kit = Toolkit(ToolkitConfig(allow_removal=False))
     kit.register(get_weather)
-    with pytest.raises(RegistrationError, match="removal is disabled"):
-        kit.remove("get_weather")
+    kit.create_group("g")
+
+    @tool
+    def only_in_g(key: str) -> str:
+        return key
+
+    kit.register(only_in_g, group="g")
+    before = kit.names()
+    with caplog.at_level(logging.WARNING, logger="ferrotool"):
+        assert kit.remove("get_weather") is None
+        assert kit.remove("nope") is None  # nothing is checked: nothing happens
+        assert kit.remove_group("g") == ()
+        assert kit.remove_group("nope") == ()
+        assert kit.remove_if_same(get_weather) is False
+        assert kit.remove_if_same(only_in_g) is False
+    assert kit.names() == before
     assert "get_weather" in kit
+    assert kit.group_of("only_in_g") == {"g"}
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages == [
+        "tool 'get_weather' not removed: removal is disabled for this toolkit",
+        "tool 'nope' not removed: removal is disabled for this toolkit",
+        "tool group 'g' not removed: removal is disabled for this toolkit",
+        "tool group 'nope' not removed: removal is disabled for this toolkit",
+        "tool 'get_weather' not removed: removal is disabled for this toolkit",
+        "tool 'only_in_g' not removed: removal is disabled for this toolkit",
+    ]
+    # With removal allowed an unknown name still raises.
     with pytest.raises(RegistrationError, match="Tool not found: nope"):
         Toolkit().remove("nope")
 
@@ -261,8 +286,8 @@ def test_remove_if_same_removes_only_the_tool_it_is_given() -> None:
     assert "get_weather" not in kit
     disabled = Toolkit(ToolkitConfig(allow_removal=False))
     disabled.register(lookup)
-    with pytest.raises(RegistrationError, match="removal is disabled"):
-        disabled.remove_if_same(lookup)
+    assert not disabled.remove_if_same(lookup)  # a no-op: removal is disabled
+    assert disabled.get_tool("lookup") is lookup
 
 
 def test_register_schemas_registers_all_or_nothing() -> None:
@@ -741,3 +766,77 @@ async def test_null_for_an_optional_argument_counts_as_omitted() -> None:
     required = await kit.call_tool(call("greet", '{"name": null}'))
     assert required.state is ToolResultState.ERROR
     assert "name" in required.content
+
+
+async def test_a_single_call_finalises_a_running_result_as_a_batch_does() -> None:
+    """A tool's RUNNING result that does not wait is SUCCESS on every single-call path."""
+
+    @tool
+    def threaded() -> ToolResultBlock:
+        return ToolResultBlock.text("threaded")
+
+    @tool(inline=True)
+    def inline() -> ToolResultBlock:
+        return ToolResultBlock.text("inline")
+
+    @tool
+    async def awaited() -> ToolResultBlock:
+        return ToolResultBlock.text("awaited")
+
+    @tool(timeout=5)  # not a direct call: through the Python pipeline
+    async def timed() -> ToolResultBlock:
+        return ToolResultBlock.text("timed")
+
+    class Based(ToolBase[dict[str, object]]):
+        name = "based"
+        input_schema = {"type": "object", "properties": {}}
+
+        async def call(self, param: ToolCallParam[dict[str, object]]) -> ToolResultBlock:
+            return ToolResultBlock.text("based")
+
+    @tool
+    def waits() -> ToolResultBlock:
+        raise SuspendTool("the client runs it")
+
+    @tool
+    def explicit_error() -> ToolResultBlock:
+        return ToolResultBlock.text("no").with_state(ToolResultState.ERROR)
+
+    kit = Toolkit()
+    for item in (threaded, inline, awaited, timed, Based(), waits, explicit_error):
+        kit.register(item)
+    names = ("threaded", "inline", "awaited", "timed", "based")
+    view = kit.snapshot().view()
+    for name in names:
+        block = call(name, "{}", id=f"id-{name}")
+        results = [
+            await kit.call_tool(block),
+            await view.call_tool(block),
+            await kit.snapshot().call_tool(block),
+        ]
+        if name in ("threaded", "inline"):  # the others need an event loop of their own
+            results += [kit.call_tool_sync(block), view.call_tool_sync(block)]
+        for result in results:
+            assert (result.id, result.state) == (f"id-{name}", ToolResultState.SUCCESS), name
+            assert result.content == name
+    waiting = await kit.call_tool(call("waits", "{}"))
+    assert waiting.state is ToolResultState.RUNNING
+    assert waiting.is_suspended
+    assert (await kit.call_tool(call("explicit_error", "{}"))).state is ToolResultState.ERROR
+
+    # A middleware's own RUNNING result too, and its waiting result stays RUNNING.
+    async def answers(call: ToolUseBlock, context: object, next: Any) -> ToolResultBlock:
+        if call.name == "threaded":
+            return ToolResultBlock.text("from the middleware")
+        if call.name == "inline":
+            return ToolResultBlock.suspended(call)
+        return await next(call, context)  # type: ignore[no-any-return]
+
+    wrapped = Toolkit(ToolkitConfig(middleware=(answers,)))
+    wrapped.register(threaded)
+    wrapped.register(inline)
+    wrapped.register(awaited)
+    short = await wrapped.call_tool(call("threaded", "{}"))
+    assert (short.state, short.content) == (ToolResultState.SUCCESS, "from the middleware")
+    assert (await wrapped.call_tool(call("inline", "{}"))).is_suspended
+    assert (await wrapped.call_tool(call("awaited", "{}"))).state is ToolResultState.SUCCESS

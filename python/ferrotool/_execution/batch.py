@@ -329,11 +329,7 @@ def _settled(result: ToolResultBlock, call: ToolUseBlock) -> ToolResultBlock:
     """
     if result.id != call.id or result.name != call.name:
         result = result.with_call(call.id, call.name)
-    if result.state is ToolResultState.RUNNING and not (
-        result.is_suspended or result.needs_approval
-    ):
-        result = result.with_state(ToolResultState.SUCCESS)
-    return result
+    return outcomes.final(result)
 
 
 def waiting(result: ToolResultBlock, call: ToolUseBlock, reply_id: str) -> PendingToolCall | None:

@@ -5,6 +5,13 @@ because the batch was cancelled, gets its ``INTERRUPTED`` result too); a call th
 `ToolCallStarted` first, and the `ToolProgress` chunks its tool emits in between. At the end a
 batch that suspends says why (`ConfirmationRequired`, `ExternalExecutionRequired`, both with the
 suspension's reply id), and a batch whose every call was denied says so (`AllToolsDenied`).
+
+A resume (`ferrotool._execution.resume`) reports the same way, so that a client streaming it
+sees what it sees from a batch: first what it accepted, under the settled suspension's reply id
+(`ConfirmationResult` for a person's answers, `ExternalExecutionResult` for the client's
+results), then a `ToolCallFinished` for each settled call (the approved calls' `ToolCallStarted`
+and progress first), then the end events of the resume as a whole: what still waits, and
+`AllToolsDenied` when every settled call was denied.
 """
 
 from __future__ import annotations
@@ -75,6 +82,44 @@ class ExternalExecutionRequired:
 
 @final
 @dataclass(frozen=True, slots=True)
+class ConfirmationResult:
+    """A resume accepted a person's answers about calls that waited for approval.
+
+    Emitted once per resume that accepts any, before the approved calls run.
+
+    Attributes:
+        reply_id: The id of the suspension the calls waited under (the one
+            `ConfirmationRequired` carried).
+        approved: The approved calls, as they run (with the person's edited arguments, if
+            any), in the order they were suspended.
+        rejected: The rejected calls (they end ``DENIED``), in the order they were suspended.
+    """
+
+    reply_id: str
+    approved: tuple[ToolUseBlock, ...]
+    rejected: tuple[ToolUseBlock, ...]
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ExternalExecutionResult:
+    """A resume accepted the client's results for calls it was asked to run.
+
+    Emitted once per resume that accepts any, before the approved calls run.
+
+    Attributes:
+        reply_id: The id of the suspension the calls waited under (the one
+            `ExternalExecutionRequired` carried).
+        results: The results as the resume returns them (stamped with their calls, in their
+            final state), in the order the calls were suspended.
+    """
+
+    reply_id: str
+    results: tuple[ToolResultBlock, ...]
+
+
+@final
+@dataclass(frozen=True, slots=True)
 class AllToolsDenied:
     """Every call of the batch was denied.
 
@@ -91,9 +136,11 @@ ToolEvent: TypeAlias = (
     | ToolCallFinished
     | ConfirmationRequired
     | ExternalExecutionRequired
+    | ConfirmationResult
+    | ExternalExecutionResult
     | AllToolsDenied
 )
-"""Every event a batch reports."""
+"""Every event a batch or a resume reports."""
 
 EventSink: TypeAlias = Callable[[ToolEvent], object]
 """Receives a batch's events as they happen (on the thread of a tool's progress, too)."""
@@ -102,8 +149,10 @@ EventSink: TypeAlias = Callable[[ToolEvent], object]
 __all__ = [
     "AllToolsDenied",
     "ConfirmationRequired",
+    "ConfirmationResult",
     "EventSink",
     "ExternalExecutionRequired",
+    "ExternalExecutionResult",
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolEvent",

@@ -87,8 +87,9 @@ async def through(
     """Run one call through an onion built by `onion`; its core goes on with ``rest``.
 
     Returns:
-        The call's result, or the ``middleware`` step's error result when a middleware raised
-        or returned something else.
+        The call's result in its final state (`outcomes.final`: a middleware's own ``RUNNING``
+        result that does not wait is a success), or the ``middleware`` step's error result
+        when a middleware raised or returned something else.
 
     Raises:
         InjectionError: The tool needs a value the context lacks (a programmer's mistake).
@@ -106,7 +107,7 @@ async def through(
     if type(result) is not ToolResultBlock:
         problem = TypeError(f"a middleware returned a {type(result).__name__}, not a result")
         return outcomes.step_failed(call, "middleware", problem)
-    return result
+    return outcomes.final(result)
 
 
 class NotJsonText(TypeError):

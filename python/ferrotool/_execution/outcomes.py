@@ -16,7 +16,14 @@ import pydantic_core
 
 from ferrotool import _core
 from ferrotool._permissions.decisions import PermissionBehavior, PermissionDecision
-from ferrotool._values.calls import APPROVAL_KEY, ToolResultBlock, ToolResultState, ToolUseBlock
+from ferrotool._values.calls import (
+    APPROVAL_KEY,
+    PERMISSION_STATE_KEY,
+    PermissionState,
+    ToolResultBlock,
+    ToolResultState,
+    ToolUseBlock,
+)
 from ferrotool._values.content import CONTENT_TYPES, ContentBlock, TextBlock
 from ferrotool._values.json import JsonValue
 from ferrotool.errors import InjectionError, SuspendTool, ValidationError
@@ -179,7 +186,10 @@ def refusal(call: ToolUseBlock, decision: PermissionDecision) -> ToolResultBlock
         return ToolResultBlock.denied(
             call,
             f"Permission denied: {decision.message}",
-            metadata={"permission": decision.to_dict()},
+            metadata={
+                "permission": decision.to_dict(),
+                PERMISSION_STATE_KEY: PermissionState.DENIED.value,
+            },
         )
     if decision.behavior is PermissionBehavior.ASK:
         return ToolResultBlock(
@@ -187,20 +197,50 @@ def refusal(call: ToolUseBlock, decision: PermissionDecision) -> ToolResultBlock
             name=call.name,
             output=(TextBlock(f"Approval required: {decision.message}"),),
             state=ToolResultState.RUNNING,
-            metadata=types.MappingProxyType({APPROVAL_KEY: True, "permission": decision.to_dict()}),
+            metadata=types.MappingProxyType(
+                {
+                    APPROVAL_KEY: True,
+                    "permission": decision.to_dict(),
+                    PERMISSION_STATE_KEY: PermissionState.ASKING.value,
+                }
+            ),
         )
     return None
+
+
+def with_permission(result: ToolResultBlock, state: PermissionState) -> ToolResultBlock:
+    """``result`` carrying the call's permission state (`PERMISSION_STATE_KEY`)."""
+    if result.metadata.get(PERMISSION_STATE_KEY) == state.value:
+        return result
+    metadata = {**result.metadata, PERMISSION_STATE_KEY: state.value}
+    return result._replace(metadata=types.MappingProxyType(metadata))
+
+
+def final(result: ToolResultBlock) -> ToolResultBlock:
+    """The result in its final state: ``RUNNING`` becomes ``SUCCESS`` unless it waits.
+
+    The chapter's rule for a finished call: a result that waits (suspended for the client, or
+    for an approval) stays ``RUNNING``; any other explicit state is kept; a ``RUNNING`` one
+    (the default state of `ToolResultBlock.text`, a tool's progress-style text) is a success.
+    A single call, a batch, a middleware's result and a resume apply it alike.
+    """
+    if result.state is ToolResultState.RUNNING and not (
+        result.is_suspended or result.needs_approval
+    ):
+        return result.with_state(SUCCESS)
+    return result
 
 
 def convert(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResultBlock:
     """A tool's return value as its result.
 
-    ``str`` is the text; ``None`` the text ``Done``; a `ToolResultBlock` passes as is (stamped
-    with the call); content blocks are the output; anything else is made JSON (records,
-    dicts, lists, numbers, datetimes, UUIDs, enums, pydantic models...), the text being the
-    JSON and `ToolResultBlock.structured` the value. A value with no JSON form is sent as its
-    ``str()``. Never raises: a value that cannot become a result (a converter that raises
-    included) gives an error result naming the ``conversion`` step.
+    ``str`` is the text; ``None`` the text ``Done``; a `ToolResultBlock` passes in its final
+    state (see `final`; stamped with the call); content blocks are the output; anything else
+    is made JSON (records, dicts, lists, numbers, datetimes, UUIDs, enums, pydantic
+    models...), the text being the JSON and `ToolResultBlock.structured` the value. A value
+    with no JSON form is sent as its ``str()``. Never raises: a value that cannot become a
+    result (a converter that raises included) gives an error result naming the
+    ``conversion`` step.
     """
     try:
         return _convert(tool, call, value)
@@ -220,7 +260,7 @@ def _convert(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResul
         text = str(number) if _printable(number) else pydantic_core.to_json(number).decode()
         return result(call, text, SUCCESS, EMPTY, number)
     if kind is ToolResultBlock:
-        block = cast("ToolResultBlock", value)
+        block = final(cast("ToolResultBlock", value))
         if block.id == call.id and block.name == call.name:
             return block
         return block.with_call(call.id, call.name)
@@ -276,6 +316,7 @@ __all__ = [
     "SUCCESS",
     "convert",
     "failed",
+    "final",
     "interrupted",
     "invalid",
     "raised",
@@ -286,4 +327,5 @@ __all__ = [
     "timed_out",
     "unavailable",
     "unknown",
+    "with_permission",
 ]

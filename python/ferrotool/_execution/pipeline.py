@@ -10,7 +10,9 @@ A call is one named sequence of steps::
   give an error result listing every problem, and an explicit ``null`` for an optional
   property counts as the property left out;
 - **gate**: the permission decision (deny gives a ``DENIED`` result, ask a result waiting for
-  approval), then external tools end suspended, for the caller to run;
+  approval), then external tools end suspended, for the caller to run; when a permission step
+  decided the call (`decides`), its result carries the `PermissionState` (asking, allowed,
+  denied) under `PERMISSION_STATE_KEY`;
 - **prepare** the invocation: presets merged over the input, injected values added;
 - **invoke** the tool (awaited, inline, or on a worker thread, whose slot is held until the
   thread returns: `Runner.in_thread`) under its timeout;
@@ -57,7 +59,7 @@ from ferrotool._permissions.state import (
 )
 from ferrotool._tools.base import AgentTool, ToolBase, ToolCallParam
 from ferrotool._tools.function import FunctionTool
-from ferrotool._values.calls import ResultSink, ToolResultBlock, ToolUseBlock
+from ferrotool._values.calls import PermissionState, ResultSink, ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import EMPTY_CONTEXT, Emitter, ProgressSink, RuntimeContext
 from ferrotool._values.execution import DEFAULTS, ExecutionConfig
 from ferrotool.errors import InjectionError, RegistrationError, SuspendTool, ValidationError
@@ -339,7 +341,7 @@ async def gate(tool: CompiledTool, arguments: object, scope: CallScope) -> objec
         the step that raised.
     """
     call = scope.call
-    if not scope.approved and (tool.checks_permissions or not scope.permissions.is_trivial):
+    if decides(tool, scope) and not scope.approved:
         context = PermissionContext(state=scope.permissions, runtime=scope.context)
         try:
             decision = await decide_known(
@@ -358,6 +360,15 @@ async def gate(tool: CompiledTool, arguments: object, scope: CallScope) -> objec
             except Exception as exc:
                 return outcomes.step_failed(call, "validation", exc)
     return suspend_external(tool, call, arguments)
+
+
+def decides(tool: CompiledTool, scope: CallScope) -> bool:
+    """Whether a permission step decides the call: a person approved it, or the gate decides.
+
+    The gate decides in a session with rules or a mode, and for a tool with a permission check
+    of its own; a plain tool's call in a trivial session is allowed without a decision.
+    """
+    return scope.approved or tool.checks_permissions or not scope.permissions.is_trivial
 
 
 _PERMISSION_STEPS: Final = frozenset(("check_permissions", "match_rule", "generate_suggestions"))
@@ -500,13 +511,20 @@ async def run_call(tool: CompiledTool, scope: CallScope) -> ToolResultBlock:
     arguments = parse(tool, scope.call)
     if type(arguments) is ToolResultBlock:
         return arguments
+    decided = decides(tool, scope)
     arguments = await gate(tool, arguments, scope)
     if type(arguments) is ToolResultBlock:
-        return arguments
+        return _allowed(arguments) if decided and arguments.is_suspended else arguments
     invocation = prepare(tool, arguments, scope)
     if type(invocation) is ToolResultBlock:
-        return invocation
-    return await invoke(tool, cast("Callable[[], object]", invocation), scope)
+        return _allowed(invocation) if decided else invocation
+    result = await invoke(tool, cast("Callable[[], object]", invocation), scope)
+    return _allowed(result) if decided else result
+
+
+def _allowed(result: ToolResultBlock) -> ToolResultBlock:
+    """The result of a call a permission step allowed: it carries `PermissionState.ALLOWED`."""
+    return outcomes.with_permission(result, PermissionState.ALLOWED)
 
 
 def run_call_sync(tool: CompiledTool, scope: CallScope) -> ToolResultBlock:
@@ -569,6 +587,7 @@ __all__ = [
     "CallScope",
     "ResultSink",
     "compile_tool",
+    "decides",
     "finish",
     "gate",
     "invoke",

@@ -34,6 +34,13 @@ settled suspension's other calls, then the calls that wait anew (under the new s
 reply id, which each waiting call also carries). Results of a call that waited under an id
 of ferrotool's carry the model's id (`MODEL_ID_KEY`) for the provider adapters.
 
+A resume reports events as a batch does (`ferrotool._execution.events`), so that a client
+streaming it (`ToolView.stream_resume`) sees what it sees from a batch: `ConfirmationResult`
+and `ExternalExecutionResult` with the settled suspension's reply id, the settled calls'
+events, then what still waits (`ConfirmationRequired`, `ExternalExecutionRequired`) and
+`AllToolsDenied` when every settled call was denied. The approved calls run as a batch of their
+own; its end events are replaced by the resume's, which cover every settled call.
+
 Exactly once means never twice: the compare-and-set that accepts an approval happens before the
 call runs, so a process that dies in between loses that call (at most once, never a second run).
 """
@@ -51,7 +58,16 @@ import orjson
 from ferrotool._execution import pipeline
 from ferrotool._execution.batch import BatchHost, Confirmation, Suspension, ToolBatch, run_batch
 from ferrotool._execution.compiled import CompiledTool
-from ferrotool._execution.events import EventSink, ToolCallFinished
+from ferrotool._execution.events import (
+    AllToolsDenied,
+    ConfirmationRequired,
+    ConfirmationResult,
+    EventSink,
+    ExternalExecutionRequired,
+    ExternalExecutionResult,
+    ToolCallFinished,
+    ToolEvent,
+)
 from ferrotool._execution.pipeline import CallScope
 from ferrotool._execution.runner import Runner
 from ferrotool._permissions.decisions import PermissionBehavior, PermissionRule
@@ -66,7 +82,9 @@ from ferrotool._session.state import (
 )
 from ferrotool._values.calls import (
     MODEL_ID_KEY,
+    PERMISSION_STATE_KEY,
     REPLACES_KEY,
+    PermissionState,
     ToolResultBlock,
     ToolResultState,
     ToolUseBlock,
@@ -410,7 +428,10 @@ async def resume(
         agent: The calling agent, for tools that ask for it.
         config: The execution settings of the approved calls.
         parallel: Whether approved concurrency-safe calls may run together.
-        on_event: Receives the events of the approved calls and of every settled call.
+        on_event: Receives the resume's events, as a batch's (see
+            `ferrotool._execution.events`): `ConfirmationResult` and
+            `ExternalExecutionResult` under the settled suspension's reply id, each settled
+            call's events, then what still waits and `AllToolsDenied`.
 
     Raises:
         ResumeError: A reply was refused (nothing was accepted then).
@@ -434,6 +455,7 @@ async def resume(
     by_id = {reply.call_id: reply for reply in replies if isinstance(reply, Confirmation)}
     given = {reply.id or "": reply for reply in replies if isinstance(reply, ToolResultBlock)}
     approved: list[ToolUseBlock] = []
+    runs_of: dict[str, ToolUseBlock] = {}  # the approved calls as they run, by waiting id
     answered: set[str] = set()
     settled: dict[str, ToolResultBlock] = {}
     for pending in accepted:
@@ -445,16 +467,19 @@ async def resume(
             settled[call.id] = result
             continue
         if not by_id[call.id].approved:
-            settled[call.id] = answering(ToolResultBlock.denied(call, DENIED_BY_USER), pending)
+            rejected = ToolResultBlock.denied(
+                call, DENIED_BY_USER, metadata={PERMISSION_STATE_KEY: PermissionState.DENIED.value}
+            )
+            settled[call.id] = answering(rejected, pending)
             continue
         edited = _edited(call, edits.get(call.id))
         run = call if edited is None else edited
         if await _answered(host, pending, run, edited is not None, stored.permissions, context):
             answered.add(call.id)
         approved.append(run)
+        runs_of[call.id] = run
     if on_event is not None:
-        for result in settled.values():
-            on_event(ToolCallFinished(result))
+        _report_accepted(on_event, accepted, settled, runs_of)
     suspension: Suspension | None = None
     if approved:
         runs = _Approvals(await host.reload(), {p.id: p for p in accepted}, answered)
@@ -465,7 +490,7 @@ async def resume(
             agent=agent,
             config=config,
             parallel=parallel,
-            on_event=on_event,
+            on_event=None if on_event is None else _calls_only(on_event),
         )
         settled.update(zip((call.id for call in approved), ran.results, strict=True))
         suspension = ran.suspension
@@ -478,7 +503,70 @@ async def resume(
         elif left:  # calls asked again join the settled suspension's calls that still wait
             suspension = Suspension(suspension.reply_id, (*left, *suspension.pending))
     all_denied = bool(results) and all(r.state is ToolResultState.DENIED for r in results)
+    if on_event is not None:
+        _report_end(on_event, suspension, results if all_denied else None)
     return ToolBatch(results, suspension, all_denied, reply_id)
+
+
+def _report_accepted(
+    emit: EventSink,
+    accepted: Sequence[PendingToolCall],
+    settled: Mapping[str, ToolResultBlock],
+    runs_of: Mapping[str, ToolUseBlock],
+) -> None:
+    """What the resume accepted, by reply id, then the calls it settled without running them.
+
+    `ConfirmationResult` and `ExternalExecutionResult` close what a batch's
+    `ConfirmationRequired` and `ExternalExecutionRequired` opened (one of each per reply id
+    the replies settle calls of), then each rejected call and client result has its
+    `ToolCallFinished`, as a batch's call does.
+    """
+    for reply_id in dict.fromkeys(p.reply_id for p in accepted):
+        group = [p for p in accepted if p.reply_id == reply_id]
+        confirmed = [p for p in group if p.kind is SuspensionKind.CONFIRM]
+        if confirmed:
+            emit(
+                ConfirmationResult(
+                    reply_id,
+                    tuple(runs_of[p.id] for p in confirmed if p.id in runs_of),
+                    tuple(p.call for p in confirmed if p.id not in runs_of),
+                )
+            )
+        results = tuple(settled[p.id] for p in group if p.kind is SuspensionKind.EXTERNAL)
+        if results:
+            emit(ExternalExecutionResult(reply_id, results))
+    for result in settled.values():
+        emit(ToolCallFinished(result))
+
+
+_BATCH_END = (ConfirmationRequired, ExternalExecutionRequired, AllToolsDenied)
+
+
+def _calls_only(emit: EventSink) -> EventSink:
+    """The approved calls' events without their batch's end events.
+
+    The approved calls run as a batch of their own, but what waits at the end, and whether
+    every result was denied, are the resume's to say (`_report_end`).
+    """
+
+    def calls(event: ToolEvent) -> None:
+        if not isinstance(event, _BATCH_END):
+            emit(event)
+
+    return calls
+
+
+def _report_end(
+    emit: EventSink, suspension: Suspension | None, denied: tuple[ToolResultBlock, ...] | None
+) -> None:
+    """The resume's end events, as a batch's: what still waits, then every result denied."""
+    if suspension is not None:
+        if suspension.confirmations:
+            emit(ConfirmationRequired(suspension.reply_id, suspension.confirmations))
+        if suspension.external_calls:
+            emit(ExternalExecutionRequired(suspension.reply_id, suspension.external_calls))
+    if denied is not None:
+        emit(AllToolsDenied(denied))
 
 
 __all__ = ["DENIED_BY_USER", "Reply", "ResumeHost", "accept", "resume"]

@@ -43,7 +43,9 @@ class ToolkitConfig:
             tool nor the call says otherwise (see `ExecutionConfig`).
         max_concurrent_calls: How many calls of all batches of the toolkit (and its registries
             and views) run at the same time.
-        allow_removal: Whether tools and groups may be removed after registration.
+        allow_removal: Whether tools and groups may be removed after registration. When not,
+            `Toolkit.remove`, `remove_group` and `remove_if_same` are no-ops that log a
+            warning (the chapter's behaviour); `remove_mcp` still raises.
         meta_tool: Register the ``reset_tools`` meta tool while a session-scoped group exists,
             so the model can switch groups on and off in its session.
         middleware: Wraps every call (see `Middleware`), the first outermost.

@@ -125,12 +125,12 @@ async def _decide(
         if decision.behavior in (PermissionBehavior.ASK, PermissionBehavior.DENY):
             return decision
         return decision if decision.behavior is PermissionBehavior.ALLOW else _GRANTED_TRIVIAL
-    for rule in state.deny_rules.get(name, ()):
+    for rule in state.rules_for(PermissionBehavior.DENY, name):
         if _matches(rule, checked, tool_input):
             return PermissionDecision.deny(
                 f"Permission to use {name} has been denied", reason=_rule_reason(rule)
             )
-    for rule in state.ask_rules.get(name, ()):
+    for rule in state.rules_for(PermissionBehavior.ASK, name):
         if _matches(rule, checked, tool_input):
             return PermissionDecision.ask(
                 f"Permission required for {name}", reason=_rule_reason(rule)
@@ -166,7 +166,7 @@ async def _decide(
             f"Permission granted for {name} (read-only tool)",
             reason="Read-only tools run without asking",
         )
-    for rule in state.allow_rules.get(name, ()):
+    for rule in state.rules_for(PermissionBehavior.ALLOW, name):
         if _matches(rule, checked, tool_input):
             updated = tool_input if isinstance(tool_input, dict) else None
             return PermissionDecision.allow(

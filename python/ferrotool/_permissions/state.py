@@ -7,17 +7,25 @@ every other change of the session.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Final, final
 
-from ferrotool._permissions.decisions import PermissionBehavior, PermissionMode, PermissionRule
+from ferrotool._permissions.decisions import (
+    PermissionBehavior,
+    PermissionMode,
+    PermissionRule,
+    UnmatchableRule,
+)
 from ferrotool._values.context import EMPTY_CONTEXT, RuntimeContext
 from ferrotool._values.json import JsonValue
 
+_log: Final = logging.getLogger("ferrotool")
+
 Rules = Mapping[str, tuple[PermissionRule, ...]]
-"""Rules by the name of the tool they are about, each tool's in the order they were added."""
+"""Rules by the name (or name pattern) of the tools they are about, in the order they were added."""
 
 _NO_RULES: Final[Rules] = MappingProxyType({})
 _NO_DIRECTORIES: Final[Mapping[str, WorkingDirectory]] = MappingProxyType({})
@@ -96,6 +104,26 @@ class PermissionContextState:
         if behavior is PermissionBehavior.ASK:
             return self.ask_rules
         return _NO_RULES
+
+    def rules_for(self, behavior: PermissionBehavior, name: str) -> tuple[PermissionRule, ...]:
+        """The rules of one behavior about the tool ``name``, in the order they apply.
+
+        The rules naming the tool exactly come first, in the order they were added; then the
+        rules whose name pattern matches it (``mcp__github__*``, ``*``: see `PermissionRule`),
+        in the order their patterns were first added.
+        """
+        table = self.rules(behavior)
+        exact = table.get(name, ())
+        if len(table) == (1 if exact else 0):  # no other key: no pattern (no rules at all, say)
+            return exact
+        patterns = tuple(
+            rule
+            for key, rules in table.items()
+            if "*" in key
+            for rule in rules
+            if rule.matches_tool(name)
+        )
+        return exact + patterns if patterns else exact
 
     def with_mode(self, mode: PermissionMode) -> PermissionContextState:
         """A copy in another mode (this value when unchanged)."""
@@ -190,8 +218,21 @@ def _read_table(raw: object) -> Rules:
     for name, entries in raw.items():
         if not isinstance(entries, list):
             raise ValueError(f"the rules of {name!r} are a list")
-        table[name] = [PermissionRule.from_dict(entry) for entry in entries]
+        table[name] = [rule for entry in entries if (rule := _read_rule(entry)) is not None]
     return _frozen_rules(table)
+
+
+def _read_rule(raw: object) -> PermissionRule | None:
+    """A stored rule; ``None`` (and a warning) for one that can never match.
+
+    Such a rule was stored before rules were checked when made: it never decided a call, so
+    leaving it out changes no decision, and the session stays readable.
+    """
+    try:
+        return PermissionRule.from_dict(raw)
+    except UnmatchableRule as problem:
+        _log.warning("a stored permission rule is left out: %s", problem)
+        return None
 
 
 EMPTY_PERMISSIONS: Final = PermissionContextState()

@@ -332,6 +332,27 @@ class ToolSet(_core.ToolCaller, ToolLists):
             replies, context, agent=agent, config=config, parallel=parallel, on_event=on_event
         )
 
+    def stream_resume(
+        self,
+        context: RuntimeContext,
+        store: SessionStore,
+        replies: Sequence[Reply],
+        *,
+        agent: object | None = None,
+        config: ExecutionConfig | None = None,
+        parallel: bool = True,
+        on_event: EventSink | None = None,
+    ) -> EventStream:
+        """`resume` as an async iterator of its events (see `ToolView.stream_resume`)."""
+
+        async def start(sink: EventSink) -> ToolBatch:
+            view = await self.open_view(context, store)
+            return await view.resume(
+                replies, context, agent=agent, config=config, parallel=parallel, on_event=sink
+            )
+
+        return EventStream(start, on_event)
+
 
 @final
 class Registry(ToolSet):

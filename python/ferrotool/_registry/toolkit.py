@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import threading
 import types
 from collections.abc import (
@@ -25,7 +26,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import cast, final
+from typing import Final, cast, final
 
 from ferrotool._execution.middleware import Middleware
 from ferrotool._execution.pipeline import compile_tool
@@ -49,6 +50,8 @@ from ferrotool._values.groups import BASIC, ToolGroup, ToolGroupScope
 from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec
 from ferrotool.errors import RegistrationError
+
+_log: Final = logging.getLogger("ferrotool")
 
 
 @final
@@ -177,14 +180,19 @@ class Toolkit(ToolSet):
     def remove_group(self, name: str) -> tuple[str, ...]:
         """Remove a group; tools that were only in it are removed too.
 
+        With removal disabled (``allow_removal=False``) this is a no-op, as the chapter has it:
+        nothing is removed or checked, a warning is logged (logger ``ferrotool``) and ``()`` is
+        returned.
+
         Returns:
             The names of the tools removed.
 
         Raises:
-            RegistrationError: Removal is disabled, or no group has that name.
+            RegistrationError: No group has that name (removal allowed).
         """
         with self._lock:
-            self._check_removal(f"tool group {name!r}")
+            if not self._removal_allowed(f"tool group {name!r}"):
+                return ()
             if name not in self._table.groups:
                 raise RegistrationError(f"Tool group '{name}' does not exist")
             table = self._writable()
@@ -278,15 +286,22 @@ class Toolkit(ToolSet):
             replacement = compile_tool(item, presets, self._runner.config)
             self._writable().put(replacement, entry.groups)
 
-    def remove(self, name: str) -> AgentTool:
+    def remove(self, name: str) -> AgentTool | None:
         """Remove a tool and return it.
 
+        With removal disabled (``allow_removal=False``) this is a no-op, as the chapter has it:
+        nothing is removed or checked, a warning is logged (logger ``ferrotool``) and ``None``
+        is returned.
+
+        Returns:
+            The tool removed; ``None`` when removal is disabled.
+
         Raises:
-            RegistrationError: Removal is disabled (``allow_removal=False``) or no tool has
-                that name.
+            RegistrationError: No tool has that name (removal allowed).
         """
         with self._lock:
-            self._check_removal(f"tool {name!r}")
+            if not self._removal_allowed(f"tool {name!r}"):
+                return None
             if name not in self._table.entries or (name == RESET_TOOLS and self._is_meta(name)):
                 raise RegistrationError(f"Tool not found: {name}")
             return self._writable().drop(name).tool
@@ -323,25 +338,29 @@ class Toolkit(ToolSet):
         ``removeToolIfSame``). ``tool`` is what was given to `register`: a `ToolBase`, or a
         ``@tool`` function.
 
+        With removal disabled (``allow_removal=False``) this is a no-op, like `remove`: the
+        tool stays, a warning naming it is logged and ``False`` is returned.
+
         Returns:
             Whether the tool was removed.
-
-        Raises:
-            RegistrationError: Removal is disabled (``allow_removal=False``).
         """
         with self._lock:
-            self._check_removal("a tool")
             for name, entry in self._table.entries.items():
                 if _registered_as(entry.tool, tool):
                     if name == RESET_TOOLS and self._is_meta(name):
+                        return False
+                    if not self._removal_allowed(f"tool {name!r}"):
                         return False
                     self._writable().drop(name)
                     return True
             return False
 
-    def _check_removal(self, what: str) -> None:
-        if not self._runner.config.allow_removal:
-            raise RegistrationError(f"cannot remove {what}: removal is disabled for this toolkit")
+    def _removal_allowed(self, what: str) -> bool:
+        """Whether removal is allowed; when it is not, log that ``what`` stays."""
+        if self._runner.config.allow_removal:
+            return True
+        _log.warning("%s not removed: removal is disabled for this toolkit", what)
+        return False
 
     def replace(
         self,

@@ -384,7 +384,7 @@ class ToolView(ToolLists):
             agent: The calling agent, for tools that ask for it.
             config: The execution settings of the approved calls.
             parallel: Whether approved concurrency-safe calls may run together.
-            on_event: Receives the events of the settled calls.
+            on_event: Receives the resume's events, as a batch's (see `stream_resume`).
 
         Returns:
             The settled calls' results, in the order they were suspended, under the
@@ -406,6 +406,38 @@ class ToolView(ToolLists):
             parallel=parallel,
             on_event=on_event,
         )
+
+    def stream_resume(
+        self,
+        replies: Sequence[Reply],
+        context: RuntimeContext | None = None,
+        *,
+        agent: object | None = None,
+        config: ExecutionConfig | None = None,
+        parallel: bool = True,
+        on_event: EventSink | None = None,
+    ) -> EventStream:
+        """`resume` as an async iterator of its events, as `stream_tools` is for a batch.
+
+        The events are a batch's (`ferrotool._execution.events`): `ConfirmationResult` and
+        `ExternalExecutionResult` under the settled suspension's reply id, the settled calls'
+        events, then what still waits and `AllToolsDenied`. A refused reply raises its
+        `ResumeError` from the iteration, before any event.
+        """
+
+        def start(sink: EventSink) -> Awaitable[ToolBatch]:
+            return resume(
+                self,
+                self.state,
+                replies,
+                context,
+                agent=agent,
+                config=config,
+                parallel=parallel,
+                on_event=sink,
+            )
+
+        return EventStream(start, on_event)
 
     async def reload(self) -> ToolView:
         """This request's view again, its session's state read anew from the store.

@@ -31,6 +31,9 @@ model gave the call, which the provider adapters answer with."""
 REPLACES_KEY: Final = "replaces"
 """Metadata key of a call asked again after an approval: the id it waited under before (a
 call asked again waits under a new id, so that the first approval cannot answer it)."""
+PERMISSION_STATE_KEY: Final = "permission_state"
+"""Metadata key of the call's `PermissionState`, as its JSON string: set by the pipeline when a
+permission step decided the call; read it typed with `ToolResultBlock.permission_state`."""
 AWAITING_EXTERNAL: Final = "[Awaiting external execution]"
 
 
@@ -47,6 +50,28 @@ class ToolResultState(enum.StrEnum):
     """The call was cancelled before the tool finished."""
     DENIED = "denied"
     """A permission check refused the call."""
+
+
+class PermissionState(enum.StrEnum):
+    """Where a call stands with its permission decision (the chapter's call states).
+
+    A result carries it in its metadata (`PERMISSION_STATE_KEY`) when a permission step decided
+    the call: the gate (a session with rules or a mode, or a tool with its own
+    ``check_permissions``) or a person answering through a resume. A call no step decided (a
+    plain tool in a session without rules: allowed without a decision) has none.
+    """
+
+    ASKING = "asking"
+    """The call waits for a person's approval (its result ``RUNNING``, `needs_approval`)."""
+    ALLOWED = "allowed"
+    """The call was allowed (by the rules, the mode, the tool or a person) and ran, or waits
+    for the client to run it; its result's state says how it ended."""
+    DENIED = "denied"
+    """The call was refused (by a rule, the mode, the tool or a person): its result is
+    ``DENIED``."""
+
+
+_PERMISSION_STATES: Final = {state.value: state for state in PermissionState}
 
 
 class ToolUseBlock(NamedTuple):
@@ -259,6 +284,16 @@ class ToolResultBlock(NamedTuple):
         return self.metadata.get(APPROVAL_KEY) is True
 
     @property
+    def permission_state(self) -> PermissionState | None:
+        """The call's permission state, if a permission step decided it (see `PermissionState`).
+
+        Read from the metadata (`PERMISSION_STATE_KEY`); a value that is not one of the
+        states' JSON strings reads as ``None``.
+        """
+        value = self.metadata.get(PERMISSION_STATE_KEY)
+        return _PERMISSION_STATES.get(value) if isinstance(value, str) else None
+
+    @property
     def content(self) -> str:
         """The text blocks of the output, joined by newlines."""
         return "\n".join(block.text for block in self.output if isinstance(block, TextBlock))
@@ -321,8 +356,10 @@ ResultSink: TypeAlias = Callable[[ToolResultBlock], object]
 __all__ = [
     "APPROVAL_KEY",
     "MODEL_ID_KEY",
+    "PERMISSION_STATE_KEY",
     "REPLACES_KEY",
     "SUSPENDED_KEY",
+    "PermissionState",
     "ResultSink",
     "ToolResultBlock",
     "ToolResultState",

@@ -10,8 +10,9 @@ This is the ReAct loop's acting phase around one `ToolView`, and nothing more::
                                                     -> results join the transcript: next turn
 
 Every event of the execution engine (`ToolCallStarted`, `ToolProgress`, `ToolCallFinished`,
-`ConfirmationRequired`, `ExternalExecutionRequired`, `AllToolsDenied`) is yielded as it happens,
-with the loop's own: `ModelResponded` after each model turn, a streaming model's `TextDelta` and
+`ConfirmationRequired`, `ExternalExecutionRequired`, `AllToolsDenied`; on a resume first
+`ConfirmationResult` and `ExternalExecutionResult`) is yielded as it happens, with the loop's
+own: `ModelResponded` after each model turn, a streaming model's `TextDelta` and
 `ArgumentsDelta`, and one last event that says how the run ended: `RunFinished`, `RunSuspended`
 (with the `PausedRun` that `resume_agent` continues from) or `TurnLimitReached`.
 

@@ -849,7 +849,7 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
         state = context.state
         if state.mode is PermissionMode.EXPLORE:
             return None  # explore mode denies the command anyway
-        rules = state.allow_rules.get(self.name, ())
+        rules = state.rules_for(PermissionBehavior.ALLOW, self.name)
         contents = [rule.rule_content for rule in rules]
         if not contents or any(not content for content in contents):
             return None  # no rule, or one allowing the whole tool

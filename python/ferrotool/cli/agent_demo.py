@@ -15,7 +15,9 @@ from ferrotool._execution.batch import Confirmation
 from ferrotool._execution.events import (
     AllToolsDenied,
     ConfirmationRequired,
+    ConfirmationResult,
     ExternalExecutionRequired,
+    ExternalExecutionResult,
     ToolCallFinished,
     ToolCallStarted,
 )
@@ -107,6 +109,12 @@ def _line(event: AgentEvent) -> str | None:
         return f"  the client must run: {', '.join(call.name for call in event.calls)}"
     if isinstance(event, AllToolsDenied):
         return "  every call was denied"
+    if isinstance(event, ConfirmationResult):
+        answers = [f"{c.name} approved" for c in event.approved]
+        answers += [f"{c.name} rejected" for c in event.rejected]
+        return f"  answered: {', '.join(answers)}"
+    if isinstance(event, ExternalExecutionResult):
+        return f"  the client ran: {', '.join(str(r.name) for r in event.results)}"
     if isinstance(event, RunSuspended):
         waiting = ", ".join(p.call.name for p in event.paused.suspension.pending)
         return f"== paused after turn {event.paused.turns}: waiting for {waiting}"

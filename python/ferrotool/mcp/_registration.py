@@ -130,19 +130,19 @@ def _report(client: McpClient, rejected: tuple[RejectedTool, ...]) -> None:
 async def remove_mcp(toolkit: ToolHost, name: str) -> tuple[str, ...]:
     """Remove every tool of the MCP server named ``name`` and close its client.
 
+    With removal disabled (``allow_removal=False``) this is a no-op, as `Toolkit.remove` is:
+    the tools stay, the client stays open, a warning is logged (logger ``ferrotool.mcp``) and
+    ``()`` is returned.
+
     Returns:
         The names removed (none for a server not registered: nothing happens then).
-
-    Raises:
-        RegistrationError: Removal is disabled for this toolkit.
     """
     tools = tools_of(toolkit, name)
     if not tools:
         return ()
     if not toolkit.config.allow_removal:
-        raise RegistrationError(
-            f"cannot remove MCP server {name!r}: removal is disabled for this toolkit"
-        )
+        _log.warning("MCP server %r not removed: removal is disabled for this toolkit", name)
+        return ()
     names = tuple(tool.name for tool in tools)
     toolkit.replace(names)
     for client in {id(tool.client): tool.client for tool in tools}.values():
