@@ -7,6 +7,9 @@ raise: they come back as `ToolResultBlock` values the model can act on.
 Each class also derives from the built-in exception it refines (`SchemaError` is a
 `TypeError`, `RegistrationError` a `ValueError`...), so code written against the built-ins
 keeps working. `ValidationError` is defined here and raised by the Rust core.
+
+One exception is not an error and stands outside the tree: `SuspendTool`, which a tool raises
+to end its call suspended (control flow, so ``except FerrotoolError:`` never swallows it).
 """
 
 from __future__ import annotations
@@ -128,11 +131,16 @@ class McpError(FerrotoolError, RuntimeError):
     """
 
 
-class SuspendTool(FerrotoolError):
+class SuspendTool(Exception):
     """Raised by a tool to hand its call to someone else: the call ends suspended.
 
     It is not a failure: the call's result says it awaits external execution, and the caller
     answers it later with the real result for the call's id.
+
+    It is control flow, so it stands outside `FerrotoolError` (as pydantic-ai keeps
+    ``CallDeferred`` and ``ApprovalRequired`` outside its errors): a tool that wraps its own
+    work in ``except FerrotoolError:`` does not swallow its own suspension. ``except
+    Exception:`` still catches it; re-raise it there.
 
     Args:
         reason: Shown to the model instead of ``[Awaiting external execution]``.

@@ -15,6 +15,7 @@ import pytest
 from ferrotool import (
     Emitter,
     ExecutionConfig,
+    FerrotoolError,
     ImageBlock,
     Injected,
     InjectionError,
@@ -526,6 +527,38 @@ async def test_a_tool_can_suspend_itself() -> None:
     result = await kit.call_tool(call("handoff"))
     assert result.is_suspended
     assert result.content == "waiting for the client"
+
+
+async def test_a_tool_that_catches_ferrotool_errors_still_suspends() -> None:
+    # `SuspendTool` is control flow, not an error: `except FerrotoolError` around a tool's own
+    # work must not swallow it, on any path (direct call, worker thread, full pipeline).
+    def guarded_work() -> str:
+        try:
+            raise SuspendTool("the client runs this")
+        except FerrotoolError:
+            return "swallowed"
+
+    @tool(inline=True)
+    def inline_handoff() -> str:
+        return guarded_work()
+
+    @tool
+    def threaded_handoff() -> str:
+        return guarded_work()
+
+    @tool(timeout=5)
+    async def timed_handoff() -> str:
+        return guarded_work()
+
+    assert not issubclass(SuspendTool, FerrotoolError)
+    assert issubclass(SuspendTool, Exception)
+    kit = Toolkit()
+    for handoff in (inline_handoff, threaded_handoff, timed_handoff):
+        kit.register(handoff)
+        result = await kit.call_tool(call(handoff.name))
+        assert result.is_suspended, handoff.name
+        assert result.content == "the client runs this"
+    assert kit.call_tool_sync(call("inline_handoff")).is_suspended
 
 
 class Guarded(ToolBase[dict[str, object]]):
