@@ -13,7 +13,9 @@ from ferrotool import _core
 from ferrotool._core import ErrorDetail, JsonSchemaValidator
 from ferrotool.errors import (
     AgentError,
+    DocumentationWarning,
     FerrotoolError,
+    FerrotoolWarning,
     InjectionError,
     InteropError,
     ProviderShapeError,
@@ -22,6 +24,7 @@ from ferrotool.errors import (
     SchemaError,
     SessionConflict,
     SkillError,
+    StrictSchemaWarning,
     SuspendTool,
     ValidationError,
 )
@@ -31,7 +34,6 @@ if TYPE_CHECKING:  # every public name, for type checkers; at run time each is l
         PROVIDER_FORMATS,
         ProviderFormat,
         SchemaChange,
-        StrictSchemaWarning,
         ToolDefinition,
         tool_definition,
     )
@@ -90,7 +92,7 @@ if TYPE_CHECKING:  # every public name, for type checkers; at run time each is l
     )
     from ferrotool._tools.base import AgentTool, ToolBase, ToolCallParam, ToolReturn
     from ferrotool._tools.external import SchemaOnlyTool
-    from ferrotool._tools.function import DocumentationWarning, FunctionTool, ToolOptions, tool
+    from ferrotool._tools.function import FunctionTool, ToolOptions, tool
     from ferrotool._tools.inject import INJECT, Injected
     from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
     from ferrotool._values.content import ContentBlock, ImageBlock, JsonBlock, TextBlock
@@ -128,7 +130,6 @@ _WHERE: Final[dict[str, tuple[str, str]]] = {
     "DEFAULT_DANGEROUS_FILES": ("ferrotool._permissions.paths", "DEFAULT_DANGEROUS_FILES"),
     "DEFAULT_LIMITS": ("ferrotool._schema.schema", "DEFAULT_LIMITS"),
     "DocstringStyle": ("ferrotool._schema.docstrings", "DocstringStyle"),
-    "DocumentationWarning": ("ferrotool._tools.function", "DocumentationWarning"),
     "EMPTY_PERMISSIONS": ("ferrotool._permissions.state", "EMPTY_PERMISSIONS"),
     "EMPTY_STATE": ("ferrotool._session.state", "EMPTY_STATE"),
     "Emitter": ("ferrotool._values.context", "Emitter"),
@@ -167,7 +168,6 @@ _WHERE: Final[dict[str, tuple[str, str]]] = {
     "SchemaOnlyTool": ("ferrotool._tools.external", "SchemaOnlyTool"),
     "SessionKey": ("ferrotool._session.state", "SessionKey"),
     "SessionStore": ("ferrotool._session.state", "SessionStore"),
-    "StrictSchemaWarning": ("ferrotool._definitions.formats", "StrictSchemaWarning"),
     "Suspension": ("ferrotool._execution.batch", "Suspension"),
     "SuspensionKind": ("ferrotool._session.pending", "SuspensionKind"),
     "TextBlock": ("ferrotool._values.content", "TextBlock"),
@@ -252,6 +252,7 @@ __all__ = [
     "ExecutionConfig",
     "ExternalExecutionRequired",
     "FerrotoolError",
+    "FerrotoolWarning",
     "FunctionSchema",
     "FunctionTool",
     "ImageBlock",

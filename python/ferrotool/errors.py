@@ -8,6 +8,9 @@ Each class also derives from the built-in exception it refines (`SchemaError` is
 `TypeError`, `RegistrationError` a `ValueError`...), so code written against the built-ins
 keeps working. `ValidationError` is defined here and raised by the Rust core.
 
+Every warning ferrotool gives derives from `FerrotoolWarning` and from the built-in category
+it refines.
+
 One exception is not an error and stands outside the tree: `SuspendTool`, which a tool raises
 to end its call suspended (control flow, so ``except FerrotoolError:`` never swallows it).
 """
@@ -178,7 +181,32 @@ class InteropError(FerrotoolError, TypeError):
     """
 
 
-class StuckToolWarning(UserWarning):
+class FerrotoolWarning(Warning):
+    """The base of every warning ferrotool gives.
+
+    Each warning also derives from the built-in category it refines (`StrictSchemaWarning` is
+    a `UserWarning`, `SandboxWarning` a `RuntimeWarning`), so filters written against those keep
+    working; ``warnings.filterwarnings("ignore", category=FerrotoolWarning)`` silences them all.
+    """
+
+
+class DocumentationWarning(FerrotoolWarning, UserWarning):
+    """A tool's docstring and signature disagree about its parameters."""
+
+
+class StrictSchemaWarning(FerrotoolWarning, UserWarning):
+    """Strict mode was asked for a tool whose schema the provider cannot express faithfully.
+
+    The tool was sent with its canonical, non-strict schema instead; the warning names the tool
+    and the first reasons.
+    """
+
+
+class SandboxWarning(FerrotoolWarning, RuntimeWarning):
+    """A shell tool that wants a sandbox cannot start one here (every command asks first)."""
+
+
+class StuckToolWarning(FerrotoolWarning, UserWarning):
     """A sync tool still runs on its worker thread after its call ended (timed out, cancelled).
 
     The call has its result already; the thread keeps one of the toolkit's ``max_threads``
@@ -190,17 +218,21 @@ class StuckToolWarning(UserWarning):
 __all__ = [
     "AgentError",
     "CliError",
+    "DocumentationWarning",
     "ErrorDetailFields",
     "FerrotoolError",
+    "FerrotoolWarning",
     "InjectionError",
     "InteropError",
     "McpError",
     "ProviderShapeError",
     "RegistrationError",
     "ResumeError",
+    "SandboxWarning",
     "SchemaError",
     "SessionConflict",
     "SkillError",
+    "StrictSchemaWarning",
     "StuckToolWarning",
     "SuspendTool",
     "ValidationError",

@@ -20,6 +20,7 @@ import orjson
 from ferrotool._core import provider_schema
 from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec
+from ferrotool.errors import StrictSchemaWarning
 
 ProviderFormat: TypeAlias = Literal["openai_chat", "openai_responses", "anthropic", "gemini", "mcp"]
 """The tool-definition formats `tool_definition` builds."""
@@ -39,14 +40,6 @@ _STRICT_DIALECT: Final[dict[str, str]] = {
     "anthropic": "anthropic_strict",
 }
 _REASONS_SHOWN: Final = 3
-
-
-class StrictSchemaWarning(UserWarning):
-    """Strict mode was asked for a tool whose schema the provider cannot express faithfully.
-
-    The tool was sent with its canonical, non-strict schema instead; the warning names the tool
-    and the first reasons.
-    """
 
 
 @final
