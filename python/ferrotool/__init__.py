@@ -4,6 +4,9 @@ Define tools with `tool` (typed functions) or `ToolBase` (explicit classes), reg
 `Toolkit`, hand its provider schemas to a model, and run the calls the model makes with
 `Toolkit.call_tool`: arguments are validated in Rust in one pass, and every mistake the model
 can make comes back as a `ToolResultBlock` it can act on.
+
+The public names are listed here by layer, lowest first (the README's "Layout"); each keeps the
+module it is defined in as its ``__module__`` (the README says why).
 """
 
 import importlib
@@ -30,6 +33,7 @@ from ferrotool.errors import (
 )
 
 if TYPE_CHECKING:  # every public name, for type checkers; at run time each is loaded on first use
+    # (sorted by module: `_LAZY` and `__all__` below group them by layer)
     from ferrotool._definitions.formats import (
         PROVIDER_FORMATS,
         ProviderFormat,
@@ -49,7 +53,6 @@ if TYPE_CHECKING:  # every public name, for type checkers; at run time each is l
     )
     from ferrotool._execution.middleware import Middleware, Next
     from ferrotool._execution.middleware import compose as compose_middleware
-    from ferrotool._execution.pipeline import ResultSink
     from ferrotool._execution.resume import Reply
     from ferrotool._execution.runner import ToolkitConfig
     from ferrotool._permissions.decisions import (
@@ -94,7 +97,7 @@ if TYPE_CHECKING:  # every public name, for type checkers; at run time each is l
     from ferrotool._tools.external import SchemaOnlyTool
     from ferrotool._tools.function import FunctionTool, ToolOptions, tool
     from ferrotool._tools.inject import INJECT, Injected
-    from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
+    from ferrotool._values.calls import ResultSink, ToolResultBlock, ToolResultState, ToolUseBlock
     from ferrotool._values.content import ContentBlock, ImageBlock, JsonBlock, TextBlock
     from ferrotool._values.context import (
         Agent,
@@ -110,107 +113,100 @@ if TYPE_CHECKING:  # every public name, for type checkers; at run time each is l
     from ferrotool._values.spec import ToolSpec
     from ferrotool.providers.streaming import ArgumentsAccumulator, ToolCallStream
 
-# Where each public name lives (its module, its name there). `import ferrotool` loads only the
-# errors and the Rust extension; the first use of a name loads its module (PEP 562), so what a
-# program never touches (a wing, the execution engine, schema derivation) is never imported.
-_WHERE: Final[dict[str, tuple[str, str]]] = {
-    "Agent": ("ferrotool._values.context", "Agent"),
-    "AgentState": ("ferrotool._values.context", "AgentState"),
-    "AgentTool": ("ferrotool._tools.base", "AgentTool"),
-    "AllToolsDenied": ("ferrotool._execution.events", "AllToolsDenied"),
-    "ArgumentsAccumulator": ("ferrotool.providers.streaming", "ArgumentsAccumulator"),
-    "BASIC": ("ferrotool._values.groups", "BASIC"),
-    "Confirmation": ("ferrotool._execution.batch", "Confirmation"),
-    "ConfirmationRequired": ("ferrotool._execution.events", "ConfirmationRequired"),
-    "ContentBlock": ("ferrotool._values.content", "ContentBlock"),
-    "DEFAULT_DANGEROUS_DIRECTORIES": (
-        "ferrotool._permissions.paths",
-        "DEFAULT_DANGEROUS_DIRECTORIES",
+# Where each public name not loaded above lives: its module, then the names it gives, by layer as
+# above (`tests/unit/test_public_api.py` checks that this table, the imports above and `__all__`
+# agree). `import ferrotool` loads only the errors and the Rust extension; the first use of a
+# name loads its module (PEP 562), so what a program never touches (a wing, the execution
+# engine, schema derivation) is never imported.
+_LAZY: Final[dict[str, tuple[str, ...]]] = {
+    "ferrotool._values.calls": ("ResultSink", "ToolResultBlock", "ToolResultState", "ToolUseBlock"),
+    "ferrotool._values.content": ("ContentBlock", "ImageBlock", "JsonBlock", "TextBlock"),
+    "ferrotool._values.context": (
+        "Agent",
+        "AgentState",
+        "Emitter",
+        "ProgressSink",
+        "RuntimeContext",
+        "ToolProgress",
     ),
-    "DEFAULT_DANGEROUS_FILES": ("ferrotool._permissions.paths", "DEFAULT_DANGEROUS_FILES"),
-    "DEFAULT_LIMITS": ("ferrotool._schema.schema", "DEFAULT_LIMITS"),
-    "DocstringStyle": ("ferrotool._schema.docstrings", "DocstringStyle"),
-    "EMPTY_PERMISSIONS": ("ferrotool._permissions.state", "EMPTY_PERMISSIONS"),
-    "EMPTY_STATE": ("ferrotool._session.state", "EMPTY_STATE"),
-    "Emitter": ("ferrotool._values.context", "Emitter"),
-    "EventSink": ("ferrotool._execution.events", "EventSink"),
-    "ExecutionConfig": ("ferrotool._values.execution", "ExecutionConfig"),
-    "ExternalExecutionRequired": ("ferrotool._execution.events", "ExternalExecutionRequired"),
-    "FunctionSchema": ("ferrotool._schema.schema", "FunctionSchema"),
-    "FunctionTool": ("ferrotool._tools.function", "FunctionTool"),
-    "INJECT": ("ferrotool._tools.inject", "INJECT"),
-    "ImageBlock": ("ferrotool._values.content", "ImageBlock"),
-    "InMemorySessionStore": ("ferrotool._session.memory", "InMemorySessionStore"),
-    "Injected": ("ferrotool._tools.inject", "Injected"),
-    "JsonBlock": ("ferrotool._values.content", "JsonBlock"),
-    "JsonValue": ("ferrotool._values.json", "JsonValue"),
-    "Limits": ("ferrotool._schema.schema", "Limits"),
-    "Middleware": ("ferrotool._execution.middleware", "Middleware"),
-    "NO_REQUEST_CONFIG": ("ferrotool._requests.config", "NO_REQUEST_CONFIG"),
-    "Next": ("ferrotool._execution.middleware", "Next"),
-    "PROVIDER_FORMATS": ("ferrotool._definitions.formats", "PROVIDER_FORMATS"),
-    "Param": ("ferrotool._schema.params", "Param"),
-    "PendingToolCall": ("ferrotool._session.pending", "PendingToolCall"),
-    "PermissionBehavior": ("ferrotool._permissions.decisions", "PermissionBehavior"),
-    "PermissionContext": ("ferrotool._permissions.state", "PermissionContext"),
-    "PermissionContextState": ("ferrotool._permissions.state", "PermissionContextState"),
-    "PermissionDecision": ("ferrotool._permissions.decisions", "PermissionDecision"),
-    "PermissionMode": ("ferrotool._permissions.decisions", "PermissionMode"),
-    "PermissionRule": ("ferrotool._permissions.decisions", "PermissionRule"),
-    "ProgressSink": ("ferrotool._values.context", "ProgressSink"),
-    "ProviderFormat": ("ferrotool._definitions.formats", "ProviderFormat"),
-    "RESET_TOOLS": ("ferrotool._registry.derived", "RESET_TOOLS"),
-    "Registry": ("ferrotool._registry.registry", "Registry"),
-    "Reply": ("ferrotool._execution.resume", "Reply"),
-    "ResultSink": ("ferrotool._execution.pipeline", "ResultSink"),
-    "RuntimeContext": ("ferrotool._values.context", "RuntimeContext"),
-    "SchemaChange": ("ferrotool._definitions.formats", "SchemaChange"),
-    "SchemaOnlyTool": ("ferrotool._tools.external", "SchemaOnlyTool"),
-    "SessionKey": ("ferrotool._session.state", "SessionKey"),
-    "SessionStore": ("ferrotool._session.state", "SessionStore"),
-    "Suspension": ("ferrotool._execution.batch", "Suspension"),
-    "SuspensionKind": ("ferrotool._session.pending", "SuspensionKind"),
-    "TextBlock": ("ferrotool._values.content", "TextBlock"),
-    "ToolBase": ("ferrotool._tools.base", "ToolBase"),
-    "ToolBatch": ("ferrotool._execution.batch", "ToolBatch"),
-    "ToolCallFinished": ("ferrotool._execution.events", "ToolCallFinished"),
-    "ToolCallParam": ("ferrotool._tools.base", "ToolCallParam"),
-    "ToolCallStarted": ("ferrotool._execution.events", "ToolCallStarted"),
-    "ToolCallStream": ("ferrotool.providers.streaming", "ToolCallStream"),
-    "ToolContextState": ("ferrotool._session.state", "ToolContextState"),
-    "ToolDefinition": ("ferrotool._definitions.formats", "ToolDefinition"),
-    "ToolEvent": ("ferrotool._execution.events", "ToolEvent"),
-    "ToolGroup": ("ferrotool._values.groups", "ToolGroup"),
-    "ToolGroupScope": ("ferrotool._values.groups", "ToolGroupScope"),
-    "ToolMergeMode": ("ferrotool._requests.config", "ToolMergeMode"),
-    "ToolOptions": ("ferrotool._tools.function", "ToolOptions"),
-    "ToolProgress": ("ferrotool._values.context", "ToolProgress"),
-    "ToolRequestConfig": ("ferrotool._requests.config", "ToolRequestConfig"),
-    "ToolResultBlock": ("ferrotool._values.calls", "ToolResultBlock"),
-    "ToolResultState": ("ferrotool._values.calls", "ToolResultState"),
-    "ToolReturn": ("ferrotool._tools.base", "ToolReturn"),
-    "ToolSpec": ("ferrotool._values.spec", "ToolSpec"),
-    "ToolUseBlock": ("ferrotool._values.calls", "ToolUseBlock"),
-    "ToolView": ("ferrotool._registry.view", "ToolView"),
-    "Toolkit": ("ferrotool._registry.toolkit", "Toolkit"),
-    "ToolkitConfig": ("ferrotool._execution.runner", "ToolkitConfig"),
-    "TypeSchema": ("ferrotool._schema.schema", "TypeSchema"),
-    "WorkingDirectory": ("ferrotool._permissions.state", "WorkingDirectory"),
-    "compose_middleware": ("ferrotool._execution.middleware", "compose"),
-    "function_schema": ("ferrotool._schema.schema", "function_schema"),
-    "session_key": ("ferrotool._session.state", "session_key"),
-    "tool": ("ferrotool._tools.function", "tool"),
-    "tool_definition": ("ferrotool._definitions.formats", "tool_definition"),
-    "type_schema": ("ferrotool._schema.schema", "type_schema"),
-    "update_session": ("ferrotool._session.state", "update_session"),
+    "ferrotool._values.execution": ("ExecutionConfig",),
+    "ferrotool._values.groups": ("BASIC", "ToolGroup", "ToolGroupScope"),
+    "ferrotool._values.json": ("JsonValue",),
+    "ferrotool._values.spec": ("ToolSpec",),
+    "ferrotool._schema.docstrings": ("DocstringStyle",),
+    "ferrotool._schema.params": ("Param",),
+    "ferrotool._schema.schema": (
+        "DEFAULT_LIMITS",
+        "FunctionSchema",
+        "Limits",
+        "TypeSchema",
+        "function_schema",
+        "type_schema",
+    ),
+    "ferrotool._tools.base": ("AgentTool", "ToolBase", "ToolCallParam", "ToolReturn"),
+    "ferrotool._tools.external": ("SchemaOnlyTool",),
+    "ferrotool._tools.function": ("FunctionTool", "ToolOptions", "tool"),
+    "ferrotool._tools.inject": ("INJECT", "Injected"),
+    "ferrotool._permissions.decisions": (
+        "PermissionBehavior",
+        "PermissionDecision",
+        "PermissionMode",
+        "PermissionRule",
+    ),
+    "ferrotool._permissions.paths": ("DEFAULT_DANGEROUS_DIRECTORIES", "DEFAULT_DANGEROUS_FILES"),
+    "ferrotool._permissions.state": (
+        "EMPTY_PERMISSIONS",
+        "PermissionContext",
+        "PermissionContextState",
+        "WorkingDirectory",
+    ),
+    "ferrotool._session.memory": ("InMemorySessionStore",),
+    "ferrotool._session.pending": ("PendingToolCall", "SuspensionKind"),
+    "ferrotool._session.state": (
+        "EMPTY_STATE",
+        "SessionKey",
+        "SessionStore",
+        "ToolContextState",
+        "session_key",
+        "update_session",
+    ),
+    "ferrotool._requests.config": ("NO_REQUEST_CONFIG", "ToolMergeMode", "ToolRequestConfig"),
+    "ferrotool._execution.batch": ("Confirmation", "Suspension", "ToolBatch"),
+    "ferrotool._execution.events": (
+        "AllToolsDenied",
+        "ConfirmationRequired",
+        "EventSink",
+        "ExternalExecutionRequired",
+        "ToolCallFinished",
+        "ToolCallStarted",
+        "ToolEvent",
+    ),
+    "ferrotool._execution.middleware": ("Middleware", "Next", "compose_middleware"),
+    "ferrotool._execution.resume": ("Reply",),
+    "ferrotool._execution.runner": ("ToolkitConfig",),
+    "ferrotool._definitions.formats": (
+        "PROVIDER_FORMATS",
+        "ProviderFormat",
+        "SchemaChange",
+        "ToolDefinition",
+        "tool_definition",
+    ),
+    "ferrotool._registry.derived": ("RESET_TOOLS",),
+    "ferrotool._registry.registry": ("Registry",),
+    "ferrotool._registry.toolkit": ("Toolkit",),
+    "ferrotool._registry.view": ("ToolView",),
+    "ferrotool.providers.streaming": ("ArgumentsAccumulator", "ToolCallStream"),
 }
+# The public names whose module calls them otherwise.
+_RENAMED: Final[dict[str, str]] = {"compose_middleware": "compose"}
+_WHERE: Final[dict[str, str]] = {name: module for module, names in _LAZY.items() for name in names}
 
 
 def __getattr__(name: str) -> object:
-    where = _WHERE.get(name)
-    if where is None:
+    module = _WHERE.get(name)
+    if module is None:
         raise AttributeError(f"module 'ferrotool' has no attribute {name!r}")
-    value = getattr(importlib.import_module(where[0]), where[1])
+    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
     globals()[name] = value  # once: later uses find it without this function
     return value
 
@@ -224,108 +220,120 @@ def __dir__() -> list[str]:
 # `0.2.0-rc.1` is `0.2.0rc1` there; PEP 440 reads both as the same version).
 __version__: str = _core.__version__
 
-__all__ = [
-    "BASIC",
-    "DEFAULT_DANGEROUS_DIRECTORIES",
-    "DEFAULT_DANGEROUS_FILES",
-    "DEFAULT_LIMITS",
-    "EMPTY_PERMISSIONS",
-    "EMPTY_STATE",
-    "INJECT",
-    "NO_REQUEST_CONFIG",
-    "PROVIDER_FORMATS",
-    "RESET_TOOLS",
-    "Agent",
+__all__ = [  # noqa: RUF022  (grouped by layer, as `_LAZY`; sorted within each group)
+    # errors: every exception and warning (`ferrotool.errors`), loaded with the package
     "AgentError",
-    "AgentState",
-    "AgentTool",
-    "AllToolsDenied",
-    "ArgumentsAccumulator",
-    "Confirmation",
-    "ConfirmationRequired",
-    "ContentBlock",
-    "DocstringStyle",
     "DocumentationWarning",
-    "Emitter",
-    "ErrorDetail",
-    "EventSink",
-    "ExecutionConfig",
-    "ExternalExecutionRequired",
     "FerrotoolError",
     "FerrotoolWarning",
-    "FunctionSchema",
-    "FunctionTool",
-    "ImageBlock",
-    "InMemorySessionStore",
-    "Injected",
     "InjectionError",
     "InteropError",
-    "JsonBlock",
+    "ProviderShapeError",
+    "RegistrationError",
+    "ResumeError",
+    "SchemaError",
+    "SessionConflict",
+    "SkillError",
+    "StrictSchemaWarning",
+    "SuspendTool",
+    "ValidationError",
+    # _core: the Rust extension's own values, loaded with the package
+    "ErrorDetail",
     "JsonSchemaValidator",
+    # _values: frozen values
+    "BASIC",
+    "Agent",
+    "AgentState",
+    "ContentBlock",
+    "Emitter",
+    "ExecutionConfig",
+    "ImageBlock",
+    "JsonBlock",
     "JsonValue",
+    "ProgressSink",
+    "ResultSink",
+    "RuntimeContext",
+    "TextBlock",
+    "ToolGroup",
+    "ToolGroupScope",
+    "ToolProgress",
+    "ToolResultBlock",
+    "ToolResultState",
+    "ToolSpec",
+    "ToolUseBlock",
+    # _schema: annotations to schemas and validators
+    "DEFAULT_LIMITS",
+    "DocstringStyle",
+    "FunctionSchema",
     "Limits",
-    "Middleware",
-    "Next",
     "Param",
-    "PendingToolCall",
+    "TypeSchema",
+    "function_schema",
+    "type_schema",
+    # _tools: what a tool is
+    "INJECT",
+    "AgentTool",
+    "FunctionTool",
+    "Injected",
+    "SchemaOnlyTool",
+    "ToolBase",
+    "ToolCallParam",
+    "ToolOptions",
+    "ToolReturn",
+    "tool",
+    # _permissions: decisions, rules and a session's permission state
+    "DEFAULT_DANGEROUS_DIRECTORIES",
+    "DEFAULT_DANGEROUS_FILES",
+    "EMPTY_PERMISSIONS",
     "PermissionBehavior",
     "PermissionContext",
     "PermissionContextState",
     "PermissionDecision",
     "PermissionMode",
     "PermissionRule",
-    "ProgressSink",
-    "ProviderFormat",
-    "ProviderShapeError",
-    "RegistrationError",
-    "Registry",
-    "Reply",
-    "ResultSink",
-    "ResumeError",
-    "RuntimeContext",
-    "SchemaChange",
-    "SchemaError",
-    "SchemaOnlyTool",
-    "SessionConflict",
+    "WorkingDirectory",
+    # _session: session state, its stores, pending calls
+    "EMPTY_STATE",
+    "InMemorySessionStore",
+    "PendingToolCall",
     "SessionKey",
     "SessionStore",
-    "SkillError",
-    "StrictSchemaWarning",
-    "SuspendTool",
-    "Suspension",
     "SuspensionKind",
-    "TextBlock",
-    "ToolBase",
+    "ToolContextState",
+    "session_key",
+    "update_session",
+    # _requests: per-request tool configuration
+    "NO_REQUEST_CONFIG",
+    "ToolMergeMode",
+    "ToolRequestConfig",
+    # _execution: the call pipeline, batches, events, middleware
+    "AllToolsDenied",
+    "Confirmation",
+    "ConfirmationRequired",
+    "EventSink",
+    "ExternalExecutionRequired",
+    "Middleware",
+    "Next",
+    "Reply",
+    "Suspension",
     "ToolBatch",
     "ToolCallFinished",
-    "ToolCallParam",
     "ToolCallStarted",
-    "ToolCallStream",
-    "ToolContextState",
-    "ToolDefinition",
     "ToolEvent",
-    "ToolGroup",
-    "ToolGroupScope",
-    "ToolMergeMode",
-    "ToolOptions",
-    "ToolProgress",
-    "ToolRequestConfig",
-    "ToolResultBlock",
-    "ToolResultState",
-    "ToolReturn",
-    "ToolSpec",
-    "ToolUseBlock",
+    "ToolkitConfig",
+    "compose_middleware",
+    # _definitions: tool definitions in each provider's format
+    "PROVIDER_FORMATS",
+    "ProviderFormat",
+    "SchemaChange",
+    "ToolDefinition",
+    "tool_definition",
+    # _registry: registries, toolkits, request views
+    "RESET_TOOLS",
+    "Registry",
     "ToolView",
     "Toolkit",
-    "ToolkitConfig",
-    "TypeSchema",
-    "ValidationError",
-    "WorkingDirectory",
-    "compose_middleware",
-    "function_schema",
-    "session_key",
-    "tool",
-    "tool_definition",
-    "type_schema",
-    "update_session",
+    # providers: streamed tool-call arguments (the rest of the wing is `ferrotool.providers`)
+    "ArgumentsAccumulator",
+    "ToolCallStream",
 ]
