@@ -45,7 +45,7 @@ def test_typed_verdict_matches_the_oracle(data: st.DataObject) -> None:
         if source == "mutated":
             instance = data.draw(mutations(instance), label="instance")
     schema = ferrotool.type_schema(gen.tp)
-    expected = _oracle(schema.schema_bytes).is_valid(instance)
+    expected = _oracle(schema.schema_json).is_valid(instance)
     raw = orjson.dumps(instance)
     try:
         schema.validate_json(raw)
@@ -55,6 +55,6 @@ def test_typed_verdict_matches_the_oracle(data: st.DataObject) -> None:
     event(f"{source}: {'valid' if expected else 'invalid'}")
     target(float(expected), label="valid instances")
     assert ours is expected, (
-        f"{gen!r}\nschema {schema.schema_bytes.decode()}\ninstance {raw.decode()}\n"
+        f"{gen!r}\nschema {schema.schema_json.decode()}\ninstance {raw.decode()}\n"
         f"oracle valid={expected}, ferrotool valid={ours}"
     )

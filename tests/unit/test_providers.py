@@ -62,13 +62,13 @@ def spec_of(fn: Any, **flags: Any) -> ToolSpec:
     return ToolSpec(
         name=fn.__name__,
         description=f"The {fn.__name__} tool.",
-        parameters=function_schema(fn).schema_bytes,
+        parameters=function_schema(fn).schema_json,
         **flags,
     )
 
 
 def canonical(fn: Any) -> dict[str, Any]:
-    schema: dict[str, Any] = orjson.loads(function_schema(fn).schema_bytes)
+    schema: dict[str, Any] = orjson.loads(function_schema(fn).schema_json)
     return schema
 
 
@@ -340,7 +340,7 @@ def kitchen_sink(
 
 @pytest.mark.parametrize("dialect", ["openai_strict", "anthropic_strict", "gemini"])
 def test_every_change_has_a_pointer_into_the_input(dialect: str) -> None:
-    raw = function_schema(kitchen_sink).schema_bytes
+    raw = function_schema(kitchen_sink).schema_json
     schema = orjson.loads(raw)
     _, changes, faithful = provider_schema(raw, dialect)
     assert changes
@@ -355,7 +355,7 @@ def test_every_change_has_a_pointer_into_the_input(dialect: str) -> None:
 
 @pytest.mark.parametrize("dialect", ["openai_strict", "anthropic_strict", "gemini"])
 def test_deterministic(dialect: str) -> None:
-    raw = function_schema(kitchen_sink).schema_bytes
+    raw = function_schema(kitchen_sink).schema_json
     first = provider_schema(raw, dialect)
     assert provider_schema(raw, dialect) == first
     assert provider_schema(bytes(bytearray(raw)), dialect) == first
@@ -366,7 +366,7 @@ def test_deterministic(dialect: str) -> None:
 @pytest.mark.parametrize("dialect", ["openai_strict", "anthropic_strict", "gemini"])
 def test_transformed_schemas_compile(dialect: str) -> None:
     for fn in (search, tally, walk, pair, kitchen_sink):
-        raw, _, _ = provider_schema(function_schema(fn).schema_bytes, dialect)
+        raw, _, _ = provider_schema(function_schema(fn).schema_json, dialect)
         ferrotool.JsonSchemaValidator(raw)
 
 
