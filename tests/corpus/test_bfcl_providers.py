@@ -86,7 +86,7 @@ def test_openai_strict_passes_the_agents_sdk_checker(record_property: Any) -> No
             result = tool_definition(spec, "openai_chat", strict=True)
         warned = [w for w in caught if issubclass(w.category, StrictSchemaWarning)]
         assert len(warned) == len(caught), [str(w.message) for w in caught]
-        function = result.definition_dict()["function"]
+        function = result.definition()["function"]
         assert isinstance(function, dict)
         parameters = function["parameters"]
         if result.strict:
@@ -122,7 +122,7 @@ def test_gemini_declarations_load(record_property: Any) -> None:
 
     loaded = 0
     for spec in specs():
-        definition = tool_definition(spec, "gemini").definition_dict()
+        definition = tool_definition(spec, "gemini").definition()
         genai_types.FunctionDeclaration.model_validate(definition)
         loaded += 1
     print(f"gemini: {loaded} declarations loaded")

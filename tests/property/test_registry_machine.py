@@ -256,7 +256,7 @@ def assert_answer(result: Any, expected: str | None) -> None:
 
 def expected_schemas(specs: Mapping[str, ToolSpec]) -> bytes:
     """The ``openai_chat`` tool list, built from the specs alone."""
-    parts = [tool_definition(spec, "openai_chat").definition for spec in specs.values()]
+    parts = [tool_definition(spec, "openai_chat").definition_json for spec in specs.values()]
     return b"[" + b",".join(parts) + b"]"
 
 

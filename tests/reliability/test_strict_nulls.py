@@ -75,7 +75,7 @@ def _strict_schema(spec: ToolSpec) -> dict[str, Any] | None:
         definition = tool_definition(spec, "openai_chat", strict=True)
     if not definition.strict:
         return None
-    function = definition.definition_dict()["function"]
+    function = definition.definition()["function"]
     assert isinstance(function, dict)
     parameters = function["parameters"]
     assert isinstance(parameters, dict)

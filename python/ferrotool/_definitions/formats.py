@@ -74,7 +74,8 @@ class ToolDefinition:
         name: The tool's name.
         strict: Whether strict mode was applied (requested and faithful). Always false for
             ``gemini`` and ``mcp``, which have no per-tool strict flag.
-        definition: The definition as JSON bytes (one element of the request's tool list).
+        definition_json: The definition as JSON bytes (one element of the request's tool list);
+            `definition` parses it.
         changes: What the provider's dialect changed in the schema (empty when the canonical
             schema is sent unchanged).
     """
@@ -82,12 +83,12 @@ class ToolDefinition:
     format: ProviderFormat
     name: str
     strict: bool
-    definition: bytes
+    definition_json: bytes
     changes: tuple[SchemaChange, ...]
 
-    def definition_dict(self) -> dict[str, JsonValue]:
-        """Return a fresh parsed copy of `definition`."""
-        parsed: dict[str, JsonValue] = orjson.loads(self.definition)
+    def definition(self) -> dict[str, JsonValue]:
+        """Return a fresh parsed copy of `definition_json`."""
+        parsed: dict[str, JsonValue] = orjson.loads(self.definition_json)
         return parsed
 
 

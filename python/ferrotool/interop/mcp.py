@@ -37,7 +37,7 @@ def to_mcp_tool(source: ToolSource, name: str) -> Tool:
         InteropError: ``source`` shows no tool ``name``.
     """
     spec = spec_of(view_of(source), name)
-    return Tool.model_validate_json(tool_definition(spec, "mcp").definition)
+    return Tool.model_validate_json(tool_definition(spec, "mcp").definition_json)
 
 
 def to_mcp(source: ToolSource, *, names: Sequence[str] | None = None) -> list[Tool]:
