@@ -62,7 +62,7 @@ def spec_of(fn: Any, **flags: Any) -> ToolSpec:
     return ToolSpec(
         name=fn.__name__,
         description=f"The {fn.__name__} tool.",
-        parameters=function_schema(fn).schema_json,
+        parameters_json=function_schema(fn).schema_json,
         **flags,
     )
 
@@ -212,7 +212,7 @@ def test_gemini_declaration() -> None:
 
 def test_mcp_definition() -> None:
     output = b'{"type":"array","items":{"type":"string"}}'
-    spec = dataclasses.replace(spec_of(search), read_only=True, output_schema=output)
+    spec = dataclasses.replace(spec_of(search), read_only=True, output_schema_json=output)
     result = tool_definition(spec, "mcp", strict=True)
     assert not result.strict
     assert result.changes == ()
@@ -231,7 +231,7 @@ def test_mcp_definition() -> None:
 def test_schema_bytes_are_spliced_unchanged() -> None:
     spec = spec_of(search)
     definition = tool_definition(spec, "anthropic").definition_json
-    assert spec.parameters in definition
+    assert spec.parameters_json in definition
 
 
 def test_unknown_format() -> None:

@@ -598,7 +598,7 @@ class FakeTool:
 
 def sources() -> list[Any]:
     data = orjson.dumps(PARAMETERS)
-    spec = ToolSpec(name="order", description="Place an order.", parameters=data)
+    spec = ToolSpec(name="order", description="Place an order.", parameters_json=data)
     return [
         PARAMETERS,
         MappingProxyType(PARAMETERS),
@@ -619,7 +619,7 @@ def test_every_kind_of_source_is_read(source: Any) -> None:
 
 
 def test_has_spec_is_a_protocol() -> None:
-    spec = ToolSpec(name="t", description="", parameters=b"{}")
+    spec = ToolSpec(name="t", description="", parameters_json=b"{}")
     assert isinstance(FakeTool(spec), HasSpec)
     assert not isinstance(object(), HasSpec)
 

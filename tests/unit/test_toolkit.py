@@ -307,9 +307,11 @@ async def test_presets_are_hidden_and_win() -> None:
 
     kit = Toolkit()
     kit.register(fetch, presets={"api_key": "secret"})
-    properties = orjson.loads(kit.get_spec("fetch").parameters)["properties"]  # type: ignore[union-attr]
+    properties = orjson.loads(kit.get_spec("fetch").parameters_json)["properties"]  # type: ignore[union-attr]
     assert list(properties) == ["url", "retries"]
-    assert "api_key" in orjson.loads(fetch.spec.parameters)["properties"]  # the tool is unchanged
+    assert (
+        "api_key" in orjson.loads(fetch.spec.parameters_json)["properties"]
+    )  # the tool is unchanged
     result = await kit.call_tool(call("fetch", '{"url": "u"}'))
     assert result.content == "u:secret:1"
     sneaky = await kit.call_tool(call("fetch", '{"url": "u", "api_key": "mine"}'))
@@ -338,7 +340,7 @@ async def test_presets_on_a_json_schema_tool() -> None:
 
     kit = Toolkit()
     kit.register(Query(), presets={"db": "prod"})
-    exposed = orjson.loads(kit.get_spec("query").parameters)  # type: ignore[union-attr]
+    exposed = orjson.loads(kit.get_spec("query").parameters_json)  # type: ignore[union-attr]
     assert exposed["required"] == ["sql"]
     assert list(exposed["properties"]) == ["sql"]
     assert (await kit.call_tool(call("query", '{"sql": "select 1"}'))).content == "prod:select 1"
@@ -741,7 +743,9 @@ class Minimal:
 
     @property
     def spec(self) -> ToolSpec:
-        return ToolSpec(name="minimal", description="Minimal.", parameters=b'{"type":"object"}')
+        return ToolSpec(
+            name="minimal", description="Minimal.", parameters_json=b'{"type":"object"}'
+        )
 
     def parse_arguments(self, arguments: str | bytes) -> object:
         return self._validator.validate_json(arguments)

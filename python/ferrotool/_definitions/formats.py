@@ -162,14 +162,14 @@ def tool_definition(
         mcp: dict[str, object] = {
             "name": name,
             "description": description,
-            "inputSchema": orjson.Fragment(spec.parameters),
+            "inputSchema": orjson.Fragment(spec.parameters_json),
             "annotations": {"readOnlyHint": spec.read_only},
         }
-        if spec.output_schema is not None:
-            mcp["outputSchema"] = orjson.Fragment(spec.output_schema)
+        if spec.output_schema_json is not None:
+            mcp["outputSchema"] = orjson.Fragment(spec.output_schema_json)
         return ToolDefinition(format, name, False, orjson.dumps(mcp), ())
     if format == "gemini":
-        schema, changes, faithful = _transform(spec.parameters, "gemini")
+        schema, changes, faithful = _transform(spec.parameters_json, "gemini")
         if wanted and not faithful:
             warnings.warn(_not_strict(spec, format, changes), StrictSchemaWarning, stacklevel=2)
         declaration = {
@@ -183,9 +183,9 @@ def tool_definition(
         raise ValueError(
             f"unknown provider format {format!r}: expected one of {', '.join(PROVIDER_FORMATS)}"
         )
-    schema, changes, applied = spec.parameters, (), False
+    schema, changes, applied = spec.parameters_json, (), False
     if wanted:
-        strict_schema, changes, faithful = _transform(spec.parameters, dialect)
+        strict_schema, changes, faithful = _transform(spec.parameters_json, dialect)
         if faithful:
             schema, applied = strict_schema, True
         else:

@@ -199,7 +199,7 @@ class ToolBase(Generic[InputT]):
         self._spec = ToolSpec(
             name=self.name,
             description=self.description,
-            parameters=parameters,
+            parameters_json=parameters,
             read_only=self.read_only,
             concurrency_safe=self.concurrency_safe,
             external=self.external,

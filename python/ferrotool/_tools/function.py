@@ -234,7 +234,7 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
         self._spec = ToolSpec(
             name=self.name,
             description=self.description,
-            parameters=schema.schema_json,
+            parameters_json=schema.schema_json,
             read_only=self.read_only,
             concurrency_safe=self.concurrency_safe,
             external=self.external,

@@ -83,7 +83,7 @@ class McpDefinedTool(ToolBase[dict[str, JsonValue]]):
         )
         if definition.output_schema is not None:
             output = orjson.dumps(definition.output_schema)
-            self._spec = dataclasses.replace(self._spec, output_schema=output)
+            self._spec = dataclasses.replace(self._spec, output_schema_json=output)
 
     async def call(self, param: ToolCallParam[dict[str, JsonValue]]) -> None:
         """Never runs here: suspends the call for the MCP session's holder."""
