@@ -155,4 +155,4 @@ class ViewOverSkills:
 
 def view_ok(view: ToolView, size: int) -> bool:
     spec = view.get_spec(LOAD_SKILL)
-    return spec is not None and spec.parameters.count(b'"skill-') == size
+    return spec is not None and spec.parameters_json.count(b'"skill-') == size

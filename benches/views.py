@@ -102,7 +102,7 @@ def backend_registry(size: int) -> Registry:
     register, placement = kit.register, PLACEMENT
     for i in range(size):
         name = backend_name(i)
-        spec = ToolSpec(name=name, description=f"Stub tool {i}.", parameters=_STUB_PARAMETERS)
+        spec = ToolSpec(name=name, description=f"Stub tool {i}.", parameters_json=_STUB_PARAMETERS)
         register(StubTool(spec), group=placement[i % len(placement)])
     return kit.snapshot()
 

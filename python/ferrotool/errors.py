@@ -7,6 +7,12 @@ raise: they come back as `ToolResultBlock` values the model can act on.
 Each class also derives from the built-in exception it refines (`SchemaError` is a
 `TypeError`, `RegistrationError` a `ValueError`...), so code written against the built-ins
 keeps working. `ValidationError` is defined here and raised by the Rust core.
+
+Every warning ferrotool gives derives from `FerrotoolWarning` and from the built-in category
+it refines.
+
+One exception is not an error and stands outside the tree: `SuspendTool`, which a tool raises
+to end its call suspended (control flow, so ``except FerrotoolError:`` never swallows it).
 """
 
 from __future__ import annotations
@@ -87,6 +93,10 @@ class RegistrationError(FerrotoolError, ValueError):
     """A tool cannot be registered (a duplicate or invalid name), or removal is not allowed."""
 
 
+class UnmatchableRule(FerrotoolError, ValueError):
+    """A permission rule that no call can ever match (see `ferrotool.PermissionRule`)."""
+
+
 class InjectionError(FerrotoolError, LookupError):
     """A tool asked for a value the call's context does not hold (a programming mistake)."""
 
@@ -128,11 +138,16 @@ class McpError(FerrotoolError, RuntimeError):
     """
 
 
-class SuspendTool(FerrotoolError):
+class SuspendTool(Exception):
     """Raised by a tool to hand its call to someone else: the call ends suspended.
 
     It is not a failure: the call's result says it awaits external execution, and the caller
     answers it later with the real result for the call's id.
+
+    It is control flow, so it stands outside `FerrotoolError` (as pydantic-ai keeps
+    ``CallDeferred`` and ``ApprovalRequired`` outside its errors): a tool that wraps its own
+    work in ``except FerrotoolError:`` does not swallow its own suspension. ``except
+    Exception:`` still catches it; re-raise it there.
 
     Args:
         reason: Shown to the model instead of ``[Awaiting external execution]``.
@@ -170,7 +185,32 @@ class InteropError(FerrotoolError, TypeError):
     """
 
 
-class StuckToolWarning(UserWarning):
+class FerrotoolWarning(Warning):
+    """The base of every warning ferrotool gives.
+
+    Each warning also derives from the built-in category it refines (`StrictSchemaWarning` is
+    a `UserWarning`, `SandboxWarning` a `RuntimeWarning`), so filters written against those keep
+    working; ``warnings.filterwarnings("ignore", category=FerrotoolWarning)`` silences them all.
+    """
+
+
+class DocumentationWarning(FerrotoolWarning, UserWarning):
+    """A tool's docstring and signature disagree about its parameters."""
+
+
+class StrictSchemaWarning(FerrotoolWarning, UserWarning):
+    """Strict mode was asked for a tool whose schema the provider cannot express faithfully.
+
+    The tool was sent with its canonical, non-strict schema instead; the warning names the tool
+    and the first reasons.
+    """
+
+
+class SandboxWarning(FerrotoolWarning, RuntimeWarning):
+    """A shell tool that wants a sandbox cannot start one here (every command asks first)."""
+
+
+class StuckToolWarning(FerrotoolWarning, UserWarning):
     """A sync tool still runs on its worker thread after its call ended (timed out, cancelled).
 
     The call has its result already; the thread keeps one of the toolkit's ``max_threads``
@@ -182,18 +222,23 @@ class StuckToolWarning(UserWarning):
 __all__ = [
     "AgentError",
     "CliError",
+    "DocumentationWarning",
     "ErrorDetailFields",
     "FerrotoolError",
+    "FerrotoolWarning",
     "InjectionError",
     "InteropError",
     "McpError",
     "ProviderShapeError",
     "RegistrationError",
     "ResumeError",
+    "SandboxWarning",
     "SchemaError",
     "SessionConflict",
     "SkillError",
+    "StrictSchemaWarning",
     "StuckToolWarning",
     "SuspendTool",
+    "UnmatchableRule",
     "ValidationError",
 ]

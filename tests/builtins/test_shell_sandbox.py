@@ -141,7 +141,7 @@ async def test_the_operators_timeout_wins_over_the_models(sandboxed: bool, tmp_p
         _tool(sandboxed, tmp_path, allow=["sleep"], timeout=30), "sleep 5", timeout=1
     )
     assert "timeout of 1 seconds" in quick.content
-    assert "most: 2)" in str(tool.spec.parameters)
+    assert "most: 2)" in str(tool.spec.parameters_json)
 
 
 @pytest.mark.parametrize("sandboxed", MODES)

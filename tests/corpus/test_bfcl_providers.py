@@ -57,7 +57,7 @@ def specs() -> tuple[ToolSpec, ...]:
         ToolSpec(
             name=tool_name(case["name"]),
             description=case["description"],
-            parameters=orjson.dumps(case["schema"]),
+            parameters_json=orjson.dumps(case["schema"]),
         )
         for case in load_cases()
     )
@@ -67,7 +67,7 @@ def specs() -> tuple[ToolSpec, ...]:
 def transformed(
     dialect: str,
 ) -> tuple[tuple[bytes, tuple[tuple[str, str, str, bool], ...], bool], ...]:
-    return tuple(provider_schema(spec.parameters, dialect) for spec in specs())
+    return tuple(provider_schema(spec.parameters_json, dialect) for spec in specs())
 
 
 def test_corpus_size() -> None:
@@ -86,7 +86,7 @@ def test_openai_strict_passes_the_agents_sdk_checker(record_property: Any) -> No
             result = tool_definition(spec, "openai_chat", strict=True)
         warned = [w for w in caught if issubclass(w.category, StrictSchemaWarning)]
         assert len(warned) == len(caught), [str(w.message) for w in caught]
-        function = result.definition_dict()["function"]
+        function = result.definition()["function"]
         assert isinstance(function, dict)
         parameters = function["parameters"]
         if result.strict:
@@ -103,7 +103,7 @@ def test_openai_strict_passes_the_agents_sdk_checker(record_property: Any) -> No
         else:
             fallback += 1
             assert "strict" not in function
-            assert parameters == orjson.loads(spec.parameters)
+            assert parameters == orjson.loads(spec.parameters_json)
             assert len(warned) == 1
             if all(change.lossy for change in result.changes):
                 unexplained.append(spec.name)
@@ -122,7 +122,7 @@ def test_gemini_declarations_load(record_property: Any) -> None:
 
     loaded = 0
     for spec in specs():
-        definition = tool_definition(spec, "gemini").definition_dict()
+        definition = tool_definition(spec, "gemini").definition()
         genai_types.FunctionDeclaration.model_validate(definition)
         loaded += 1
     print(f"gemini: {loaded} declarations loaded")
@@ -191,4 +191,4 @@ def test_valid_args_accepted_by_strict_schemas(
 
 def test_deterministic_over_the_corpus() -> None:
     for spec, first in zip(specs()[:500], transformed("openai_strict"), strict=False):
-        assert provider_schema(spec.parameters, "openai_strict") == first
+        assert provider_schema(spec.parameters_json, "openai_strict") == first

@@ -97,7 +97,7 @@ def test_the_schema_langchain_sends_is_ferrotools() -> None:
     exported = bridge.langchain_tool(toolkit, "get_weather")
     sent = convert_to_openai_tool(exported)["function"]
     assert sent["name"] == "get_weather"
-    assert sent["parameters"] == orjson.loads(toolkit.get_spec("get_weather").parameters)  # type: ignore[union-attr]
+    assert sent["parameters"] == orjson.loads(toolkit.get_spec("get_weather").parameters_json)  # type: ignore[union-attr]
 
 
 def test_sync_invocation_runs_the_call_on_this_thread() -> None:
@@ -127,7 +127,7 @@ async def test_langchain_tools_imported_into_a_toolkit() -> None:
     toolkit = Toolkit()
     toolkit.register(bridge.from_langchain(multiply))
     toolkit.register(bridge.from_langchain(fragile))
-    schema = orjson.loads(toolkit.get_spec("multiply").parameters)  # type: ignore[union-attr]
+    schema = orjson.loads(toolkit.get_spec("multiply").parameters_json)  # type: ignore[union-attr]
     assert schema["required"] == ["a", "b"]
     assert toolkit.get_spec("multiply").description == "Multiply two numbers."  # type: ignore[union-attr]
     result = await toolkit.call_tool(ToolUseBlock("c1", "multiply", '{"a": 6, "b": 7}'))

@@ -50,7 +50,7 @@ async def test_exported_definitions_reach_an_mcp_client_unchanged() -> None:
     seen = await listed_by_a_client(exported)
     assert [t.name for t in seen] == ["get_weather", "book"]
     weather = seen[0]
-    assert weather.input_schema == orjson.loads(toolkit.get_spec("get_weather").parameters)  # type: ignore[union-attr]
+    assert weather.input_schema == orjson.loads(toolkit.get_spec("get_weather").parameters_json)  # type: ignore[union-attr]
     assert weather.annotations is not None
     assert weather.annotations.read_only_hint is True
     assert seen[1].annotations is not None
@@ -69,7 +69,7 @@ async def test_listed_definitions_import_as_external_tools_named_by_server() -> 
     assert spec.read_only
     assert spec.external
     assert spec.mcp_server == "weather"
-    assert orjson.loads(spec.parameters) == seen[0].input_schema
+    assert orjson.loads(spec.parameters_json) == seen[0].input_schema
     waiting = await imported.call_tool(
         ToolUseBlock("c1", "mcp__weather__book", '{"city": "Rome", "nights": 2}')
     )
@@ -95,6 +95,6 @@ def test_an_output_schema_is_kept_and_a_bad_definition_is_refused() -> None:
         input_schema={"type": "object", "properties": {}},
         output_schema=output,
     )
-    assert orjson.loads(bridge.from_mcp(definition).spec.output_schema or b"") == output
+    assert orjson.loads(bridge.from_mcp(definition).spec.output_schema_json or b"") == output
     with pytest.raises(InteropError, match="not an MCP tool definition"):
         bridge.from_mcp({"description": "no name"})

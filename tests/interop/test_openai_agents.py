@@ -150,7 +150,7 @@ def add(a: int, b: int) -> int:
 async def test_an_sdk_function_tool_imported_into_a_toolkit() -> None:
     toolkit = Toolkit()
     toolkit.register(bridge.from_openai_agents(add))
-    assert orjson.loads(toolkit.get_spec("add").parameters)["required"] == ["a", "b"]  # type: ignore[union-attr]
+    assert orjson.loads(toolkit.get_spec("add").parameters_json)["required"] == ["a", "b"]  # type: ignore[union-attr]
     result = await toolkit.call_tool(ToolUseBlock("c1", "add", '{"a": 2, "b": 3}'))
     assert (result.state, result.content) == (ToolResultState.SUCCESS, "5")
     invalid = await toolkit.call_tool(ToolUseBlock("c2", "add", '{"a": "two", "b": 3}'))

@@ -123,7 +123,7 @@ async def test_a_view_as_a_toolset_runs_through_ferrotool() -> None:
     result = await agent.run("Weather?")
     assert result.output == "done"
     assert seen["tools"]["get_weather"] == orjson.loads(
-        toolkit.get_spec("get_weather").parameters  # type: ignore[union-attr]
+        toolkit.get_spec("get_weather").parameters_json  # type: ignore[union-attr]
     )
     assert set(seen["tools"]) == {"get_weather", "deploy", "reset_tools"}  # db_query: inactive
     assert seen["returns"]["c1"] == "Paris: sunny for 3 day(s)"

@@ -324,7 +324,7 @@ async def test_structured_content_is_checked_against_the_output_schema(
     assert (good.content, good.structured) == ("5", {"sum": 5})
     spec = toolkit.get_spec("mcp__raw__add")
     assert spec is not None
-    assert spec.output_schema is not None
+    assert spec.output_schema_json is not None
     bad = await toolkit.call_tool(call("wrong_output"))
     assert bad.state is ToolResultState.ERROR
     assert "is not of type 'integer'" in bad.content

@@ -11,7 +11,7 @@ import functools
 
 import jsonschema_rs
 import orjson
-from hypothesis import event, given, target
+from hypothesis import assume, event, given, target
 from hypothesis import strategies as st
 from strategies import JSON_VALUES, gens, mutations
 
@@ -34,6 +34,16 @@ def _oracle(schema_bytes: bytes) -> jsonschema_rs.Draft202012Validator:
     return jsonschema_rs.Draft202012Validator(orjson.loads(schema_bytes), validate_formats=True)
 
 
+def _has_huge_float(value: object) -> bool:
+    if isinstance(value, float):
+        return abs(value) >= 2.0**53
+    if isinstance(value, dict):
+        return any(_has_huge_float(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_huge_float(item) for item in value)
+    return False
+
+
 @given(st.data())
 def test_typed_verdict_matches_the_oracle(data: st.DataObject) -> None:
     gen = data.draw(gens(), label="type")
@@ -44,8 +54,12 @@ def test_typed_verdict_matches_the_oracle(data: st.DataObject) -> None:
         instance = gen.dump(data.draw(gen.values, label="value"))
         if source == "mutated":
             instance = data.draw(mutations(instance), label="instance")
+    # ferrotool judges the JSON text, the oracle the Python float: beyond 2**53 an integral
+    # float's shortest text (2.877483430553081e+17, a multiple of 25) and its binary value
+    # (287748343055308096, not one) are different integers, and `multipleOf` may tell them apart.
+    assume(not _has_huge_float(instance))
     schema = ferrotool.type_schema(gen.tp)
-    expected = _oracle(schema.schema_bytes).is_valid(instance)
+    expected = _oracle(schema.schema_json).is_valid(instance)
     raw = orjson.dumps(instance)
     try:
         schema.validate_json(raw)
@@ -55,6 +69,6 @@ def test_typed_verdict_matches_the_oracle(data: st.DataObject) -> None:
     event(f"{source}: {'valid' if expected else 'invalid'}")
     target(float(expected), label="valid instances")
     assert ours is expected, (
-        f"{gen!r}\nschema {schema.schema_bytes.decode()}\ninstance {raw.decode()}\n"
+        f"{gen!r}\nschema {schema.schema_json.decode()}\ninstance {raw.decode()}\n"
         f"oracle valid={expected}, ferrotool valid={ours}"
     )

@@ -372,7 +372,7 @@ def test_null_for_an_optional_literal_is_omitted() -> None:
     kit.register(tool(pick, inline=True))
     spec = kit.get_spec("pick")
     assert spec is not None
-    out, _, faithful = provider_schema(spec.parameters, "openai_strict")
+    out, _, faithful = provider_schema(spec.parameters_json, "openai_strict")
     arguments = {"kind": None, "size": None}
     assert faithful
     assert JsonSchemaValidator(orjson.loads(out)).is_valid(arguments)

@@ -30,7 +30,7 @@ import ferrotool
 from ferrotool import JsonSchemaValidator, ValidationError, type_schema
 
 DURATION = type_schema(dt.timedelta)
-DURATION_SCHEMA = JsonSchemaValidator(DURATION.schema_bytes)
+DURATION_SCHEMA = JsonSchemaValidator(DURATION.schema_json)
 
 
 def process(d: dt.timedelta) -> str:
@@ -132,7 +132,7 @@ def test_a_default_is_written_as_the_oracle_reads_it(value: dt.timedelta) -> Non
     def wait(d: dt.timedelta = value) -> str:
         return str(d)
 
-    schema = orjson.loads(ferrotool.function_schema(wait).schema_bytes)
+    schema = orjson.loads(ferrotool.function_schema(wait).schema_json)
     written = schema["properties"]["d"]["default"]
     assert read(written) == micros_of(value), written
     assert DURATION_SCHEMA.is_valid(written)

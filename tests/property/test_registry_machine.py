@@ -160,7 +160,7 @@ def check_spec(model: Model, name: str, spec: ToolSpec | None) -> None:
     """The spec the model expects for ``name``: presets hidden, the meta tool's groups."""
     assert spec is not None
     assert spec.name == name
-    properties = orjson.loads(spec.parameters).get("properties", {})
+    properties = orjson.loads(spec.parameters_json).get("properties", {})
     entry = model.entries[name]
     if entry is None:
         sessions = [g.name for g in model.groups.values() if g.scope is ToolGroupScope.SESSION]
@@ -256,7 +256,7 @@ def assert_answer(result: Any, expected: str | None) -> None:
 
 def expected_schemas(specs: Mapping[str, ToolSpec]) -> bytes:
     """The ``openai_chat`` tool list, built from the specs alone."""
-    parts = [tool_definition(spec, "openai_chat").definition for spec in specs.values()]
+    parts = [tool_definition(spec, "openai_chat").definition_json for spec in specs.values()]
     return b"[" + b",".join(parts) + b"]"
 
 
@@ -519,7 +519,7 @@ def test_a_view_of_the_toolkit_does_not_follow_its_changes() -> None:
     assert "t1" not in view
     spec = view.get_spec("t0")
     assert spec is not None
-    assert list(orjson.loads(spec.parameters)["properties"]) == ["a", "b"]
+    assert list(orjson.loads(spec.parameters_json)["properties"]) == ["a", "b"]
     assert kit.view().names() == ("t0", "t1")
 
 

@@ -31,7 +31,7 @@ def _check_valid(tool: AgentTool, arguments: str) -> None:
 def _reads_as_left_out(tool: AgentTool, bad: InvalidArguments) -> bool:
     """A mutation that put ``null`` at a top-level optional property: ferrotool reads such a
     ``null`` as the property left out (strict provider schemas send them), so it is valid."""
-    schema = orjson.loads(tool.spec.parameters)
+    schema = orjson.loads(tool.spec.parameters_json)
     parts = bad.mutation.pointer.split("/")[1:]
     return (
         bad.mutation.kind == "wrong_type"

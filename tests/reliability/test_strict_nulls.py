@@ -75,7 +75,7 @@ def _strict_schema(spec: ToolSpec) -> dict[str, Any] | None:
         definition = tool_definition(spec, "openai_chat", strict=True)
     if not definition.strict:
         return None
-    function = definition.definition_dict()["function"]
+    function = definition.definition()["function"]
     assert isinstance(function, dict)
     parameters = function["parameters"]
     assert isinstance(parameters, dict)
@@ -193,7 +193,7 @@ def test_demo_tools_accept_every_strict_argument_set(data: st.DataObject) -> Non
     arguments = data.draw(valid_arguments(strict))
     spec = kit.get_spec(name)
     assert spec is not None
-    canonical = JsonSchemaValidator(spec.parameters)
+    canonical = JsonSchemaValidator(spec.parameters_json)
     if not canonical.is_valid(_without_nulls(orjson.loads(arguments))):
         return
     result = kit.call_tool_sync(ToolUseBlock("c1", name, arguments), DEMO_CONTEXT)

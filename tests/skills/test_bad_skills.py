@@ -148,7 +148,7 @@ async def test_views_show_the_good_skills_beside_bad_ones(with_bad: Path) -> Non
     view = await views.open_view(context, InMemorySessionStore())
     spec = view.get_spec(LOAD_SKILL)
     assert spec is not None
-    enum = orjson.loads(spec.parameters)["properties"]["skillId"]["enum"]
+    enum = orjson.loads(spec.parameters_json)["properties"]["skillId"]["enum"]
     assert enum == [f"{name}_fs" for name in GOOD]
     assert (await views.prompt(context)).count("<skill>") == len(GOOD)
     result = await view.call_tool(

@@ -67,7 +67,7 @@ def test_loader_is_registered_ungrouped_with_an_enum_of_ids(collection: Path) ->
     assert registry.group_of(LOAD_SKILL) == frozenset({"basic"})
     spec = registry.get_spec(LOAD_SKILL)
     assert spec is not None
-    schema = orjson.loads(spec.parameters)
+    schema = orjson.loads(spec.parameters_json)
     assert schema["required"] == ["skillId", "path"]
     assert pdf_id in schema["properties"]["skillId"]["enum"]
     assert len(schema["properties"]["skillId"]["enum"]) == 4

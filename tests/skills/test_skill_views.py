@@ -74,7 +74,7 @@ async def test_real_collection_end_to_end_through_a_view(collection: Path) -> No
     store = InMemorySessionStore()
     context = RuntimeContext.of(_session_skills("charts"), user_id="u", session_id="s")
     view = await views.open_view(context, store)
-    enum = orjson.loads(view.get_spec(LOAD_SKILL).parameters)["properties"]["skillId"]["enum"]  # type: ignore[union-attr]
+    enum = orjson.loads(view.get_spec(LOAD_SKILL).parameters_json)["properties"]["skillId"]["enum"]  # type: ignore[union-attr]
     assert enum == [
         "brand-guidelines_fs",
         "charts_custom",

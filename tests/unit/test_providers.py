@@ -62,13 +62,13 @@ def spec_of(fn: Any, **flags: Any) -> ToolSpec:
     return ToolSpec(
         name=fn.__name__,
         description=f"The {fn.__name__} tool.",
-        parameters=function_schema(fn).schema_bytes,
+        parameters_json=function_schema(fn).schema_json,
         **flags,
     )
 
 
 def canonical(fn: Any) -> dict[str, Any]:
-    schema: dict[str, Any] = orjson.loads(function_schema(fn).schema_bytes)
+    schema: dict[str, Any] = orjson.loads(function_schema(fn).schema_json)
     return schema
 
 
@@ -100,8 +100,8 @@ def test_formats_constant() -> None:
 
 def test_openai_chat_non_strict_sends_the_canonical_schema() -> None:
     result = tool_definition(spec_of(search), "openai_chat")
-    assert result == ToolDefinition("openai_chat", "search", False, result.definition, ())
-    assert result.definition_dict() == {
+    assert result == ToolDefinition("openai_chat", "search", False, result.definition_json, ())
+    assert result.definition() == {
         "type": "function",
         "function": {
             "name": "search",
@@ -114,7 +114,7 @@ def test_openai_chat_non_strict_sends_the_canonical_schema() -> None:
 def test_openai_chat_strict() -> None:
     result = tool_definition(spec_of(search), "openai_chat", strict=True)
     assert result.strict
-    function = result.definition_dict()["function"]
+    function = result.definition()["function"]
     assert isinstance(function, dict)
     assert function["strict"] is True
     parameters = function["parameters"]
@@ -138,7 +138,7 @@ def test_openai_chat_strict() -> None:
 
 
 def test_openai_responses_always_says_strict() -> None:
-    loose = tool_definition(spec_of(search), "openai_responses").definition_dict()
+    loose = tool_definition(spec_of(search), "openai_responses").definition()
     assert loose == {
         "type": "function",
         "name": "search",
@@ -147,19 +147,19 @@ def test_openai_responses_always_says_strict() -> None:
         "strict": False,
     }
     strict = tool_definition(spec_of(search), "openai_responses", strict=True)
-    assert strict.definition_dict()["strict"] is True
+    assert strict.definition()["strict"] is True
     assert strict.strict
 
 
 def test_anthropic_shapes() -> None:
-    loose = tool_definition(spec_of(search), "anthropic").definition_dict()
+    loose = tool_definition(spec_of(search), "anthropic").definition()
     assert loose == {
         "name": "search",
         "description": "The search tool.",
         "input_schema": canonical(search),
     }
     result = tool_definition(spec_of(search), "anthropic", strict=True)
-    definition = result.definition_dict()
+    definition = result.definition()
     assert definition["strict"] is True
     schema = definition["input_schema"]
     assert isinstance(schema, dict)
@@ -193,7 +193,7 @@ def test_anthropic_min_items() -> None:
 
 def test_gemini_declaration() -> None:
     result = tool_definition(spec_of(search), "gemini")
-    definition = result.definition_dict()
+    definition = result.definition()
     assert not result.strict
     assert set(definition) == {"name", "description", "parameters"}
     parameters = definition["parameters"]
@@ -212,26 +212,26 @@ def test_gemini_declaration() -> None:
 
 def test_mcp_definition() -> None:
     output = b'{"type":"array","items":{"type":"string"}}'
-    spec = dataclasses.replace(spec_of(search), read_only=True, output_schema=output)
+    spec = dataclasses.replace(spec_of(search), read_only=True, output_schema_json=output)
     result = tool_definition(spec, "mcp", strict=True)
     assert not result.strict
     assert result.changes == ()
-    assert result.definition_dict() == {
+    assert result.definition() == {
         "name": "search",
         "description": "The search tool.",
         "inputSchema": canonical(search),
         "annotations": {"readOnlyHint": True},
         "outputSchema": {"type": "array", "items": {"type": "string"}},
     }
-    plain = tool_definition(spec_of(tally), "mcp").definition_dict()
+    plain = tool_definition(spec_of(tally), "mcp").definition()
     assert plain["annotations"] == {"readOnlyHint": False}
     assert "outputSchema" not in plain
 
 
 def test_schema_bytes_are_spliced_unchanged() -> None:
     spec = spec_of(search)
-    definition = tool_definition(spec, "anthropic").definition
-    assert spec.parameters in definition
+    definition = tool_definition(spec, "anthropic").definition_json
+    assert spec.parameters_json in definition
 
 
 def test_unknown_format() -> None:
@@ -247,7 +247,7 @@ def test_free_form_dict_falls_back_with_a_warning() -> None:
         result = tool_definition(spec_of(tally), "openai_chat", strict=True)
     assert len(caught) == 1
     assert not result.strict
-    function = result.definition_dict()["function"]
+    function = result.definition()["function"]
     assert isinstance(function, dict)
     assert "strict" not in function
     assert function["parameters"] == canonical(tally)
@@ -264,7 +264,7 @@ def test_fallback_for_each_strict_format() -> None:
         assert not result.strict
     with pytest.warns(StrictSchemaWarning):
         result = tool_definition(spec_of(tally), "openai_responses", strict=True)
-    assert result.definition_dict()["strict"] is False
+    assert result.definition()["strict"] is False
 
 
 def test_tuple_is_not_strict() -> None:
@@ -272,7 +272,7 @@ def test_tuple_is_not_strict() -> None:
         result = tool_definition(spec_of(pair), "openai_chat", strict=True)
     assert not result.strict
     gemini = tool_definition(spec_of(pair), "gemini")
-    items = resolve(gemini.definition_dict(), "/parameters/properties/point/items")
+    items = resolve(gemini.definition(), "/parameters/properties/point/items")
     assert items == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
     assert all(change.lossy for change in gemini.changes)
 
@@ -286,7 +286,7 @@ def test_recursive_record() -> None:
     # OpenAI strict mode supports recursion through $defs.
     openai = tool_definition(spec_of(walk), "openai_chat", strict=True)
     assert openai.strict
-    parameters = resolve(openai.definition_dict(), "/function/parameters")
+    parameters = resolve(openai.definition(), "/function/parameters")
     sdk_fixed_point(parameters)
     assert parameters["$defs"]["Node"]["properties"]["children"] == {
         "type": ["array", "null"],
@@ -298,7 +298,7 @@ def test_recursive_record() -> None:
     assert not anthropic.strict
     # Gemini inlines three levels, then cuts.
     gemini = tool_definition(spec_of(walk), "gemini")
-    definition = gemini.definition_dict()
+    definition = gemini.definition()
     gemini_loads(definition)
     tree = resolve(definition, "/parameters/properties/tree")
     for _ in range(3):
@@ -340,7 +340,7 @@ def kitchen_sink(
 
 @pytest.mark.parametrize("dialect", ["openai_strict", "anthropic_strict", "gemini"])
 def test_every_change_has_a_pointer_into_the_input(dialect: str) -> None:
-    raw = function_schema(kitchen_sink).schema_bytes
+    raw = function_schema(kitchen_sink).schema_json
     schema = orjson.loads(raw)
     _, changes, faithful = provider_schema(raw, dialect)
     assert changes
@@ -355,7 +355,7 @@ def test_every_change_has_a_pointer_into_the_input(dialect: str) -> None:
 
 @pytest.mark.parametrize("dialect", ["openai_strict", "anthropic_strict", "gemini"])
 def test_deterministic(dialect: str) -> None:
-    raw = function_schema(kitchen_sink).schema_bytes
+    raw = function_schema(kitchen_sink).schema_json
     first = provider_schema(raw, dialect)
     assert provider_schema(raw, dialect) == first
     assert provider_schema(bytes(bytearray(raw)), dialect) == first
@@ -366,7 +366,7 @@ def test_deterministic(dialect: str) -> None:
 @pytest.mark.parametrize("dialect", ["openai_strict", "anthropic_strict", "gemini"])
 def test_transformed_schemas_compile(dialect: str) -> None:
     for fn in (search, tally, walk, pair, kitchen_sink):
-        raw, _, _ = provider_schema(function_schema(fn).schema_bytes, dialect)
+        raw, _, _ = provider_schema(function_schema(fn).schema_json, dialect)
         ferrotool.JsonSchemaValidator(raw)
 
 
@@ -385,9 +385,9 @@ def test_values_are_frozen() -> None:
     assert isinstance(change, SchemaChange)
     with pytest.raises(dataclasses.FrozenInstanceError):
         change.lossy = False  # type: ignore[misc]
-    first = result.definition_dict()
+    first = result.definition()
     first["type"] = "changed"
-    assert result.definition_dict()["type"] == "function"
+    assert result.definition()["type"] == "function"
 
 
 # -- hand-written schemas (MCP servers, client tools) ---------------------------------------------

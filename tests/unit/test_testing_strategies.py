@@ -407,8 +407,8 @@ FUNCTIONS: dict[str, Callable[..., None]] = {
 @given(data=st.data())
 def test_derived_valid_arguments_pass_every_validator(name: str, data: st.DataObject) -> None:
     schema = function_schema(FUNCTIONS[name])
-    text = data.draw(valid_arguments(schema.schema_bytes), label="arguments")
-    assert JsonSchemaValidator(schema.schema_bytes).is_valid_json(text)
+    text = data.draw(valid_arguments(schema.schema_json), label="arguments")
+    assert JsonSchemaValidator(schema.schema_json).is_valid_json(text)
     assert oracle_of(schema.json_schema()).is_valid(orjson.loads(text))
     schema.validate_json(text)  # the typed validator builds the values
 
@@ -417,8 +417,8 @@ def test_derived_valid_arguments_pass_every_validator(name: str, data: st.DataOb
 @given(data=st.data())
 def test_derived_invalid_arguments_fail_every_validator(name: str, data: st.DataObject) -> None:
     schema = function_schema(FUNCTIONS[name])
-    case = data.draw(invalid_arguments(schema.schema_bytes, include_malformed_json=True))
-    assert not JsonSchemaValidator(schema.schema_bytes).is_valid_json(case.arguments)
+    case = data.draw(invalid_arguments(schema.schema_json, include_malformed_json=True))
+    assert not JsonSchemaValidator(schema.schema_json).is_valid_json(case.arguments)
     if case.mutation.kind != "not_json":
         assert not oracle_of(schema.json_schema()).is_valid(orjson.loads(case.arguments))
     with pytest.raises(ValidationError):
@@ -433,7 +433,7 @@ def test_typed_validator_on_a_huge_schema_valid_duration() -> None:
 
     schema = function_schema(wait)
     text = '{"span": "P0200000000W"}'
-    assert JsonSchemaValidator(schema.schema_bytes).is_valid_json(text)
+    assert JsonSchemaValidator(schema.schema_json).is_valid_json(text)
     with pytest.raises(ValidationError, match="invalid_format"):
         schema.validate_json(text)
 
@@ -444,7 +444,7 @@ def test_typed_validator_on_a_huge_schema_valid_decimal() -> None:
 
     schema = function_schema(pay)
     text = '{"amount": "0E1000000000000000000"}'
-    assert JsonSchemaValidator(schema.schema_bytes).is_valid_json(text)
+    assert JsonSchemaValidator(schema.schema_json).is_valid_json(text)
     with pytest.raises(ValidationError, match="invalid_format"):
         schema.validate_json(text)
 
@@ -598,7 +598,7 @@ class FakeTool:
 
 def sources() -> list[Any]:
     data = orjson.dumps(PARAMETERS)
-    spec = ToolSpec(name="order", description="Place an order.", parameters=data)
+    spec = ToolSpec(name="order", description="Place an order.", parameters_json=data)
     return [
         PARAMETERS,
         MappingProxyType(PARAMETERS),
@@ -619,7 +619,7 @@ def test_every_kind_of_source_is_read(source: Any) -> None:
 
 
 def test_has_spec_is_a_protocol() -> None:
-    spec = ToolSpec(name="t", description="", parameters=b"{}")
+    spec = ToolSpec(name="t", description="", parameters_json=b"{}")
     assert isinstance(FakeTool(spec), HasSpec)
     assert not isinstance(object(), HasSpec)
 

@@ -15,6 +15,7 @@ import pytest
 from ferrotool import (
     Emitter,
     ExecutionConfig,
+    FerrotoolError,
     ImageBlock,
     Injected,
     InjectionError,
@@ -331,9 +332,11 @@ async def test_presets_are_hidden_and_win() -> None:
 
     kit = Toolkit()
     kit.register(fetch, presets={"api_key": "secret"})
-    properties = orjson.loads(kit.get_spec("fetch").parameters)["properties"]  # type: ignore[union-attr]
+    properties = orjson.loads(kit.get_spec("fetch").parameters_json)["properties"]  # type: ignore[union-attr]
     assert list(properties) == ["url", "retries"]
-    assert "api_key" in orjson.loads(fetch.spec.parameters)["properties"]  # the tool is unchanged
+    assert (
+        "api_key" in orjson.loads(fetch.spec.parameters_json)["properties"]
+    )  # the tool is unchanged
     result = await kit.call_tool(call("fetch", '{"url": "u"}'))
     assert result.content == "u:secret:1"
     sneaky = await kit.call_tool(call("fetch", '{"url": "u", "api_key": "mine"}'))
@@ -362,7 +365,7 @@ async def test_presets_on_a_json_schema_tool() -> None:
 
     kit = Toolkit()
     kit.register(Query(), presets={"db": "prod"})
-    exposed = orjson.loads(kit.get_spec("query").parameters)  # type: ignore[union-attr]
+    exposed = orjson.loads(kit.get_spec("query").parameters_json)  # type: ignore[union-attr]
     assert exposed["required"] == ["sql"]
     assert list(exposed["properties"]) == ["sql"]
     assert (await kit.call_tool(call("query", '{"sql": "select 1"}'))).content == "prod:select 1"
@@ -553,6 +556,38 @@ async def test_a_tool_can_suspend_itself() -> None:
     assert result.content == "waiting for the client"
 
 
+async def test_a_tool_that_catches_ferrotool_errors_still_suspends() -> None:
+    # `SuspendTool` is control flow, not an error: `except FerrotoolError` around a tool's own
+    # work must not swallow it, on any path (direct call, worker thread, full pipeline).
+    def guarded_work() -> str:
+        try:
+            raise SuspendTool("the client runs this")
+        except FerrotoolError:
+            return "swallowed"
+
+    @tool(inline=True)
+    def inline_handoff() -> str:
+        return guarded_work()
+
+    @tool
+    def threaded_handoff() -> str:
+        return guarded_work()
+
+    @tool(timeout=5)
+    async def timed_handoff() -> str:
+        return guarded_work()
+
+    assert not issubclass(SuspendTool, FerrotoolError)
+    assert issubclass(SuspendTool, Exception)
+    kit = Toolkit()
+    for handoff in (inline_handoff, threaded_handoff, timed_handoff):
+        kit.register(handoff)
+        result = await kit.call_tool(call(handoff.name))
+        assert result.is_suspended, handoff.name
+        assert result.content == "the client runs this"
+    assert kit.call_tool_sync(call("inline_handoff")).is_suspended
+
+
 class Guarded(ToolBase[dict[str, object]]):
     name = "guarded"
     input_schema = {"type": "object", "properties": {"path": {"type": "string"}}}
@@ -733,7 +768,9 @@ class Minimal:
 
     @property
     def spec(self) -> ToolSpec:
-        return ToolSpec(name="minimal", description="Minimal.", parameters=b'{"type":"object"}')
+        return ToolSpec(
+            name="minimal", description="Minimal.", parameters_json=b'{"type":"object"}'
+        )
 
     def parse_arguments(self, arguments: str | bytes) -> object:
         return self._validator.validate_json(arguments)

@@ -28,7 +28,7 @@ from ferrotool import (
 
 
 def schema(t: Any) -> dict[str, Any]:
-    out = orjson.loads(t.spec.parameters)
+    out = orjson.loads(t.spec.parameters_json)
     assert isinstance(out, dict)
     return out
 

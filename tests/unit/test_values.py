@@ -137,7 +137,7 @@ def test_spec_round_trips_and_checks_names() -> None:
     spec = ToolSpec(
         name="get_weather",
         description="Weather.",
-        parameters=b'{"type":"object","properties":{}}',
+        parameters_json=b'{"type":"object","properties":{}}',
         read_only=True,
         timeout=2.5,
         mcp_server="weather",
@@ -146,9 +146,9 @@ def test_spec_round_trips_and_checks_names() -> None:
     assert hash(spec) == hash(ToolSpec.from_json(spec.to_json()))
     for bad in ("", "has space", "x" * 65, "dot.name", "ünicode"):
         with pytest.raises(ValueError, match="invalid tool name"):
-            ToolSpec(name=bad, description="d", parameters=b"{}")
+            ToolSpec(name=bad, description="d", parameters_json=b"{}")
     with pytest.raises(ValueError, match="timeout"):
-        ToolSpec(name="t", description="d", parameters=b"{}", timeout=0)
+        ToolSpec(name="t", description="d", parameters_json=b"{}", timeout=0)
 
 
 class Base:

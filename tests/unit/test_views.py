@@ -105,7 +105,7 @@ def test_meta_tool_follows_the_groups() -> None:
     kit.create_group("admin", scope=ToolGroupScope.APPLICATION)
     assert "reset_tools" not in kit
     kit.create_group("database", "Tools for database operations.")
-    schema = orjson.loads(kit.get_spec("reset_tools").parameters)  # type: ignore[union-attr]
+    schema = orjson.loads(kit.get_spec("reset_tools").parameters_json)  # type: ignore[union-attr]
     assert schema == {
         "type": "object",
         "properties": {
@@ -114,7 +114,7 @@ def test_meta_tool_follows_the_groups() -> None:
         "additionalProperties": False,
     }
     kit.create_group("deployment", "Deploying.")
-    schema = orjson.loads(kit.get_spec("reset_tools").parameters)  # type: ignore[union-attr]
+    schema = orjson.loads(kit.get_spec("reset_tools").parameters_json)  # type: ignore[union-attr]
     assert list(schema["properties"]) == ["database", "deployment"]
     assert kit.names() == ("search", "reset_tools")
     assert "reset_tools" not in make_toolkit(meta=False)
@@ -307,8 +307,10 @@ def test_schema_only_tool_reads_every_definition_shape() -> None:
         tool_ = SchemaOnlyTool(shape)
         assert tool_.spec.name == "t"
         assert tool_.spec.external
-        assert orjson.loads(tool_.spec.parameters) == parameters
-    spec = ToolSpec(name="s", description="S.", parameters=orjson.dumps(parameters), strict=True)
+        assert orjson.loads(tool_.spec.parameters_json) == parameters
+    spec = ToolSpec(
+        name="s", description="S.", parameters_json=orjson.dumps(parameters), strict=True
+    )
     assert SchemaOnlyTool(spec).spec.strict is True
     assert SchemaOnlyTool({"name": "bare"}).spec.parameters_schema() == {
         "type": "object",
@@ -334,7 +336,7 @@ def test_removing_groups() -> None:
     assert kit.remove_group("deployment") == ("deploy",)
     assert "audit" in kit  # still in admin
     assert kit.group_of("audit") == {"admin"}
-    schema = orjson.loads(kit.get_spec("reset_tools").parameters)  # type: ignore[union-attr]
+    schema = orjson.loads(kit.get_spec("reset_tools").parameters_json)  # type: ignore[union-attr]
     assert list(schema["properties"]) == ["database"]
     locked = Toolkit(ToolkitConfig(allow_removal=False))
     locked.create_group("g")

@@ -20,6 +20,7 @@ import orjson
 from ferrotool._core import provider_schema
 from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec
+from ferrotool.errors import StrictSchemaWarning
 
 ProviderFormat: TypeAlias = Literal["openai_chat", "openai_responses", "anthropic", "gemini", "mcp"]
 """The tool-definition formats `tool_definition` builds."""
@@ -39,14 +40,6 @@ _STRICT_DIALECT: Final[dict[str, str]] = {
     "anthropic": "anthropic_strict",
 }
 _REASONS_SHOWN: Final = 3
-
-
-class StrictSchemaWarning(UserWarning):
-    """Strict mode was asked for a tool whose schema the provider cannot express faithfully.
-
-    The tool was sent with its canonical, non-strict schema instead; the warning names the tool
-    and the first reasons.
-    """
 
 
 @final
@@ -81,7 +74,8 @@ class ToolDefinition:
         name: The tool's name.
         strict: Whether strict mode was applied (requested and faithful). Always false for
             ``gemini`` and ``mcp``, which have no per-tool strict flag.
-        definition: The definition as JSON bytes (one element of the request's tool list).
+        definition_json: The definition as JSON bytes (one element of the request's tool list);
+            `definition` parses it.
         changes: What the provider's dialect changed in the schema (empty when the canonical
             schema is sent unchanged).
     """
@@ -89,12 +83,12 @@ class ToolDefinition:
     format: ProviderFormat
     name: str
     strict: bool
-    definition: bytes
+    definition_json: bytes
     changes: tuple[SchemaChange, ...]
 
-    def definition_dict(self) -> dict[str, JsonValue]:
-        """Return a fresh parsed copy of `definition`."""
-        parsed: dict[str, JsonValue] = orjson.loads(self.definition)
+    def definition(self) -> dict[str, JsonValue]:
+        """Return a fresh parsed copy of `definition_json`."""
+        parsed: dict[str, JsonValue] = orjson.loads(self.definition_json)
         return parsed
 
 
@@ -168,14 +162,14 @@ def tool_definition(
         mcp: dict[str, object] = {
             "name": name,
             "description": description,
-            "inputSchema": orjson.Fragment(spec.parameters),
+            "inputSchema": orjson.Fragment(spec.parameters_json),
             "annotations": {"readOnlyHint": spec.read_only},
         }
-        if spec.output_schema is not None:
-            mcp["outputSchema"] = orjson.Fragment(spec.output_schema)
+        if spec.output_schema_json is not None:
+            mcp["outputSchema"] = orjson.Fragment(spec.output_schema_json)
         return ToolDefinition(format, name, False, orjson.dumps(mcp), ())
     if format == "gemini":
-        schema, changes, faithful = _transform(spec.parameters, "gemini")
+        schema, changes, faithful = _transform(spec.parameters_json, "gemini")
         if wanted and not faithful:
             warnings.warn(_not_strict(spec, format, changes), StrictSchemaWarning, stacklevel=2)
         declaration = {
@@ -189,9 +183,9 @@ def tool_definition(
         raise ValueError(
             f"unknown provider format {format!r}: expected one of {', '.join(PROVIDER_FORMATS)}"
         )
-    schema, changes, applied = spec.parameters, (), False
+    schema, changes, applied = spec.parameters_json, (), False
     if wanted:
-        strict_schema, changes, faithful = _transform(spec.parameters, dialect)
+        strict_schema, changes, faithful = _transform(spec.parameters_json, dialect)
         if faithful:
             schema, applied = strict_schema, True
         else:

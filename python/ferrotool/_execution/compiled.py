@@ -48,7 +48,7 @@ class Definitions:
         key = (format, strict)
         built = self._built.get(key)
         if built is None:
-            built = tool_definition(spec, format, strict=strict).definition
+            built = tool_definition(spec, format, strict=strict).definition_json
             self._built[key] = built
         return built
 

@@ -161,7 +161,7 @@ def compile_tool(
             raise RegistrationError(
                 f"tool {spec.name!r}: presets need a function tool or a JSON Schema input"
             )
-        spec = dataclasses.replace(spec, parameters=_hide(spec.parameters, presets))
+        spec = dataclasses.replace(spec, parameters_json=_hide(spec.parameters_json, presets))
         parse = _merging_parser(item, presets)
     invoke = Invoke.CALL
     if function is not None:
@@ -321,7 +321,7 @@ def _retry_without_nulls(tool: CompiledTool, call: ToolUseBlock, error: Validati
         document = nulls.loads(call.arguments)
     except ValueError:  # not JSON after all (the validator said why)
         return outcomes.invalid(call, error)
-    if not nulls.drop_optional_nulls(document, orjson.loads(tool.spec.parameters)):
+    if not nulls.drop_optional_nulls(document, orjson.loads(tool.spec.parameters_json)):
         return outcomes.invalid(call, error)
     try:
         return tool.parse(nulls.dumps(document))

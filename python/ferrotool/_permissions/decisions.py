@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Final, final
 
 from ferrotool._values.json import JsonValue
+from ferrotool.errors import UnmatchableRule
 
 _NAME_CHARACTERS: Final = re.compile(r"[A-Za-z0-9_*-]*")
 _MAX_NAME: Final = 64  # the tool-name rule's length (`ferrotool._values.spec.TOOL_NAME`)
@@ -65,10 +66,6 @@ class PermissionMode(enum.StrEnum):
             return cls(value.lower())
         except ValueError:
             raise ValueError(f"Unknown PermissionMode: {value}") from None
-
-
-class UnmatchableRule(ValueError):
-    """A permission rule that no call can ever match (see `PermissionRule`)."""
 
 
 @final

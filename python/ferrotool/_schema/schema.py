@@ -63,7 +63,7 @@ class FunctionSchema(Generic[R]):
     Attributes:
         name: The function's name.
         description: The first paragraph of the function's docstring, if any.
-        schema_bytes: The parameters' JSON Schema (draft 2020-12), serialized; byte-stable.
+        schema_json: The parameters' JSON Schema (draft 2020-12), serialized; byte-stable.
         function: The function itself.
         lenient: Whether numeric and boolean strings (``"5"``, ``"true"``) are accepted.
         limits: The input limits in force.
@@ -77,7 +77,7 @@ class FunctionSchema(Generic[R]):
 
     name: str
     description: str | None
-    schema_bytes: bytes
+    schema_json: bytes
     function: Callable[..., R]
     lenient: bool
     limits: Limits
@@ -88,7 +88,7 @@ class FunctionSchema(Generic[R]):
 
     def json_schema(self) -> dict[str, JsonValue]:
         """Return a fresh copy of the parameters' JSON Schema."""
-        schema = orjson.loads(self.schema_bytes)
+        schema = orjson.loads(self.schema_json)
         assert isinstance(schema, dict)
         return schema
 
@@ -99,14 +99,14 @@ class TypeSchema(Generic[T]):
     """The JSON Schema of one type and the compiled validator behind it.
 
     Attributes:
-        schema_bytes: The JSON Schema (draft 2020-12), serialized; byte-stable.
+        schema_json: The JSON Schema (draft 2020-12), serialized; byte-stable.
         lenient: Whether numeric and boolean strings are accepted.
         limits: The input limits in force.
         validate_json: Parses and validates raw JSON in one pass into a typed value.
         validate_python: Validates an already parsed JSON-like value into a typed value.
     """
 
-    schema_bytes: bytes
+    schema_json: bytes
     lenient: bool
     limits: Limits
     validate_json: Callable[[str | bytes], T] = field(repr=False)
@@ -114,7 +114,7 @@ class TypeSchema(Generic[T]):
 
     def json_schema(self) -> dict[str, JsonValue]:
         """Return a fresh copy of the JSON Schema."""
-        schema = orjson.loads(self.schema_bytes)
+        schema = orjson.loads(self.schema_json)
         assert isinstance(schema, dict)
         return schema
 
@@ -168,7 +168,7 @@ def function_schema(
     return FunctionSchema(
         name=record["name"],
         description=record.get("description"),
-        schema_bytes=validator.schema_json,
+        schema_json=validator.schema_json,
         function=fn,
         lenient=lenient,
         limits=limits,
@@ -208,7 +208,7 @@ def type_schema(
     ir, objects = type_ir(tp)
     validator = _validator(ir, objects, None, lenient, limits)
     return TypeSchema(
-        schema_bytes=validator.schema_json,
+        schema_json=validator.schema_json,
         lenient=lenient,
         limits=limits,
         validate_json=validator.validate_json,

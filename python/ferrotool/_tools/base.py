@@ -199,7 +199,7 @@ class ToolBase(Generic[InputT]):
         self._spec = ToolSpec(
             name=self.name,
             description=self.description,
-            parameters=parameters,
+            parameters_json=parameters,
             read_only=self.read_only,
             concurrency_safe=self.concurrency_safe,
             external=self.external,
@@ -218,7 +218,7 @@ class ToolBase(Generic[InputT]):
             typed: TypeSchema[object] = type_schema(schema, lenient=lenient, limits=limits)
             self._parse = typed.validate_json
             self._validate_python = typed.validate_python
-            return typed.schema_bytes
+            return typed.schema_json
         if not isinstance(schema, Mapping):
             raise TypeError(
                 f"tool {self.name!r}: input_schema must be a JSON Schema dict or a record class, "

@@ -83,7 +83,7 @@ class SchemaOnlyTool(ToolBase[dict[str, JsonValue]]):
         return {
             "name": self.spec.name,
             "description": self.spec.description,
-            "parameters": orjson.loads(self.spec.parameters),
+            "parameters": orjson.loads(self.spec.parameters_json),
         }
 
 

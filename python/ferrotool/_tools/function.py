@@ -32,15 +32,11 @@ from ferrotool._values.calls import ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.execution import ExecutionConfig
 from ferrotool._values.spec import ToolSpec, check_tool_name
-from ferrotool.errors import SchemaError
+from ferrotool.errors import DocumentationWarning, SchemaError
 
 P = ParamSpec("P")
 R = TypeVar("R")
 _UNSET: Final[Any] = object()
-
-
-class DocumentationWarning(UserWarning):
-    """A tool's docstring and signature disagree about its parameters."""
 
 
 class ToolOptions(TypedDict, total=False):
@@ -238,7 +234,7 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
         self._spec = ToolSpec(
             name=self.name,
             description=self.description,
-            parameters=schema.schema_bytes,
+            parameters_json=schema.schema_json,
             read_only=self.read_only,
             concurrency_safe=self.concurrency_safe,
             external=self.external,

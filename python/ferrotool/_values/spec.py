@@ -35,7 +35,8 @@ class ToolSpec:
     Attributes:
         name: The name the model calls the tool by (``^[A-Za-z0-9_-]{1,64}$``).
         description: What the tool does, shown to the model.
-        parameters: The JSON Schema (draft 2020-12) of the arguments, serialized; byte-stable.
+        parameters_json: The JSON Schema (draft 2020-12) of the arguments, serialized;
+            byte-stable (`parameters_schema` parses it).
         read_only: The tool only reads: it changes nothing outside itself.
         concurrency_safe: Calls of the tool may run at the same time as other calls.
         external: The tool runs outside this process (on the client): a call is answered with
@@ -46,12 +47,12 @@ class ToolSpec:
             the request.
         timeout: Seconds a call may take before it ends with an error result; ``None`` for no
             limit.
-        output_schema: The JSON Schema of the structured result, serialized, if declared.
+        output_schema_json: The JSON Schema of the structured result, serialized, if declared.
     """
 
     name: str
     description: str
-    parameters: bytes = field(repr=False)
+    parameters_json: bytes = field(repr=False)
     read_only: bool = False
     concurrency_safe: bool = True
     external: bool = False
@@ -59,7 +60,7 @@ class ToolSpec:
     mcp_server: str | None = None
     strict: bool | None = None
     timeout: float | None = None
-    output_schema: bytes | None = field(default=None, repr=False)
+    output_schema_json: bytes | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         check_tool_name(self.name)
@@ -68,7 +69,7 @@ class ToolSpec:
 
     def parameters_schema(self) -> dict[str, JsonValue]:
         """Return a fresh copy of the arguments' JSON Schema."""
-        schema = orjson.loads(self.parameters)
+        schema = orjson.loads(self.parameters_json)
         if not isinstance(schema, dict):
             return {}
         return schema
@@ -80,7 +81,7 @@ class ToolSpec:
                 "version": _SPEC_VERSION,
                 "name": self.name,
                 "description": self.description,
-                "parameters": orjson.Fragment(self.parameters),
+                "parameters": orjson.Fragment(self.parameters_json),
                 "read_only": self.read_only,
                 "concurrency_safe": self.concurrency_safe,
                 "external": self.external,
@@ -89,7 +90,9 @@ class ToolSpec:
                 "strict": self.strict,
                 "timeout": self.timeout,
                 "output_schema": (
-                    None if self.output_schema is None else orjson.Fragment(self.output_schema)
+                    None
+                    if self.output_schema_json is None
+                    else orjson.Fragment(self.output_schema_json)
                 ),
             }
         )
@@ -109,7 +112,7 @@ class ToolSpec:
             return cls(
                 name=raw["name"],
                 description=raw["description"],
-                parameters=orjson.dumps(raw["parameters"]),
+                parameters_json=orjson.dumps(raw["parameters"]),
                 read_only=raw["read_only"],
                 concurrency_safe=raw["concurrency_safe"],
                 external=raw["external"],
@@ -117,7 +120,7 @@ class ToolSpec:
                 mcp_server=raw["mcp_server"],
                 strict=raw["strict"],
                 timeout=raw["timeout"],
-                output_schema=None if output is None else orjson.dumps(output),
+                output_schema_json=None if output is None else orjson.dumps(output),
             )
         except KeyError as missing:
             raise ValueError(f"tool spec is missing {missing}") from None

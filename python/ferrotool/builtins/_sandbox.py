@@ -67,6 +67,7 @@ from pathlib import Path
 from typing import Any, Concatenate, Final, ParamSpec, Protocol, TypeVar, final
 
 from ferrotool._permissions.decisions import PermissionBehavior, PermissionDecision
+from ferrotool.errors import SandboxWarning
 
 ENV_ALLOW: Final[tuple[str, ...]] = (
     "PATH",
@@ -124,10 +125,6 @@ _TRAMPOLINE: Final = (
     'if [ -n "$f" ]; then exec "$@" 3<"$f"; fi; exec "$@"'
 )
 _names = itertools.count()
-
-
-class SandboxWarning(RuntimeWarning):
-    """A shell tool that wants a sandbox cannot start one here (every command asks first)."""
 
 
 PathArg = str | os.PathLike[str]

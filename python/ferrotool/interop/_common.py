@@ -51,7 +51,7 @@ def spec_of(view: ToolView, name: str) -> ToolSpec:
 
 def schema_of(spec: ToolSpec) -> dict[str, JsonValue]:
     """A spec's argument schema as a fresh dict."""
-    schema: dict[str, JsonValue] = orjson.loads(spec.parameters)
+    schema: dict[str, JsonValue] = orjson.loads(spec.parameters_json)
     return schema
 
 

@@ -37,7 +37,7 @@ def to_mcp_tool(source: ToolSource, name: str) -> Tool:
         InteropError: ``source`` shows no tool ``name``.
     """
     spec = spec_of(view_of(source), name)
-    return Tool.model_validate_json(tool_definition(spec, "mcp").definition)
+    return Tool.model_validate_json(tool_definition(spec, "mcp").definition_json)
 
 
 def to_mcp(source: ToolSource, *, names: Sequence[str] | None = None) -> list[Tool]:
@@ -83,7 +83,7 @@ class McpDefinedTool(ToolBase[dict[str, JsonValue]]):
         )
         if definition.output_schema is not None:
             output = orjson.dumps(definition.output_schema)
-            self._spec = dataclasses.replace(self._spec, output_schema=output)
+            self._spec = dataclasses.replace(self._spec, output_schema_json=output)
 
     async def call(self, param: ToolCallParam[dict[str, JsonValue]]) -> None:
         """Never runs here: suspends the call for the MCP session's holder."""

@@ -81,7 +81,7 @@ def function_tool(
     spec = spec_of(view, name)
     refuse_external(spec, "the OpenAI Agents SDK")
     definition = tool_definition(spec, "openai_responses", strict=strict)
-    parameters = definition.definition_dict()["parameters"]
+    parameters = definition.definition()["parameters"]
     assert isinstance(parameters, dict)
 
     async def invoke(ctx: ToolContext[Any], arguments: str) -> object:

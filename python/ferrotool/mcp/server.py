@@ -247,7 +247,9 @@ class McpToolServer:
 
     def _wire(self, result: ToolResultBlock) -> dict[str, Any]:
         spec = self.registry.get_spec(result.name or "")
-        return wire_result(result, structured=spec is not None and spec.output_schema is not None)
+        return wire_result(
+            result, structured=spec is not None and spec.output_schema_json is not None
+        )
 
     async def _ask(
         self,

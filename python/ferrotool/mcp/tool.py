@@ -134,7 +134,7 @@ class McpTool(ToolBase[dict[str, JsonValue]]):
         )
         if tool.output_schema is not None:
             output = orjson.dumps(tool.output_schema)
-            self._spec = dataclasses.replace(self._spec, output_schema=output)
+            self._spec = dataclasses.replace(self._spec, output_schema_json=output)
 
     async def call(self, param: ToolCallParam[dict[str, JsonValue]]) -> ToolResultBlock:
         """Call the tool on its server and convert the answer."""

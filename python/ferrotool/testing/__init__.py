@@ -65,7 +65,7 @@ class HasSpec(Protocol):
 
     @property
     def spec(self) -> ToolSpec:
-        """The tool's spec; ``spec.parameters`` is its argument schema."""
+        """The tool's spec; ``spec.parameters_json`` is its argument schema."""
         ...
 
 
@@ -150,7 +150,7 @@ def _plain(value: object) -> JsonValue:
 def _load(source: SchemaSource) -> JsonValue:
     """The schema of ``source`` as a plain JSON value."""
     if isinstance(source, ToolSpec):
-        return _load(source.parameters)
+        return _load(source.parameters_json)
     if isinstance(source, bool):
         return source
     if isinstance(source, bytes | str):
@@ -162,7 +162,7 @@ def _load(source: SchemaSource) -> JsonValue:
         return _plain(source)
     spec = getattr(source, "spec", None)
     if isinstance(spec, ToolSpec):
-        return _load(spec.parameters)
+        return _load(spec.parameters_json)
     raise TypeError(
         "expected a JSON Schema (dict, bool, JSON bytes or str), a ToolSpec or an object with "
         f"a ToolSpec as `spec`, got {type(source).__name__}"
