@@ -215,7 +215,7 @@ async def run_batch(
         async with _held(batch_limit), _held(runner.calls):
             emit(ToolCallStarted(call))
             try:
-                result = _settled(
+                result = outcomes.settled(
                     await host.run_one(call, context, agent, progress, config, approved), call
                 )
             except (InjectionError, NotJsonText):
@@ -313,21 +313,6 @@ def _progress_sink(emit: EventSink) -> ProgressSink:
     call's `ToolCallFinished`.
     """
     return on_loop(emit)
-
-
-def _settled(result: ToolResultBlock, call: ToolUseBlock) -> ToolResultBlock:
-    """The result as the batch reports it.
-
-    It is stamped with its call, and a ``RUNNING`` result that does not wait (a tool's
-    progress-style text) is made ``SUCCESS``.
-    """
-    if result.id != call.id or result.name != call.name:
-        result = result.with_call(call.id, call.name)
-    if result.state is ToolResultState.RUNNING and not (
-        result.is_suspended or result.needs_approval
-    ):
-        result = result.with_state(ToolResultState.SUCCESS)
-    return result
 
 
 def waiting(result: ToolResultBlock, call: ToolUseBlock, reply_id: str) -> PendingToolCall | None:

@@ -16,11 +16,12 @@ from typing import TypeAlias
 
 import orjson
 
+from ferrotool._execution import outcomes
 from ferrotool._execution.pipeline import CallScope, gate, parse
 from ferrotool._registry.registry import Registry
 from ferrotool._registry.toolkit import Toolkit
 from ferrotool._registry.view import ToolView
-from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
+from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.content import ContentBlock, ImageBlock, TextBlock
 from ferrotool._values.context import RuntimeContext
 from ferrotool._values.json import JsonValue
@@ -68,17 +69,9 @@ async def run(
 ) -> ToolResultBlock:
     """Run one call through the view's pipeline; the result is stamped and final.
 
-    A ``RUNNING`` result that does not wait (a progress-style text) is made ``SUCCESS``, as a
-    batch makes it.
+    It is settled as a batch settles its results (`ferrotool._execution.outcomes.settled`).
     """
-    result = await view.run_one(call, context, None, None, None, approved)
-    if result.id != call.id or result.name != call.name:
-        result = result.with_call(call.id, call.name)
-    if result.state is ToolResultState.RUNNING and not (
-        result.is_suspended or result.needs_approval
-    ):
-        result = result.with_state(ToolResultState.SUCCESS)
-    return result
+    return outcomes.settled(await view.run_one(call, context, None, None, None, approved), call)
 
 
 async def asks(view: ToolView, call: ToolUseBlock, context: RuntimeContext | None) -> bool:
