@@ -18,7 +18,7 @@ from ferrotool._definitions.formats import ProviderFormat
 from ferrotool._execution import outcomes
 from ferrotool._execution.batch import ToolBatch, run_batch
 from ferrotool._execution.compiled import CompiledTool, Invoke
-from ferrotool._execution.events import EventSink
+from ferrotool._execution.events import EventSink, ToolEvent
 from ferrotool._execution.middleware import Middleware, onion, through
 from ferrotool._execution.pipeline import (
     CallScope,
@@ -334,7 +334,7 @@ class ToolView(ToolLists):
         config: ExecutionConfig | None = None,
         parallel: bool = True,
         on_event: EventSink | None = None,
-    ) -> EventStream:
+    ) -> EventStream[ToolEvent]:
         """`call_tools` as an async iterator of its events, as they happen.
 
         Use it as ``async with view.stream_tools(calls) as events: async for event in
@@ -351,7 +351,7 @@ class ToolView(ToolLists):
                 self, calls, context, agent=agent, config=config, parallel=parallel, on_event=sink
             )
 
-        return EventStream(start, on_event)
+        return EventStream[ToolEvent](start, on_event)
 
     async def resume(
         self,
