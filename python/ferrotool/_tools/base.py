@@ -13,6 +13,7 @@ from typing import (
     Any,
     Final,
     Generic,
+    Never,
     Protocol,
     TypeAlias,
     TypedDict,
@@ -185,7 +186,7 @@ class SpecField(Generic[T]):
             return cast("T", self.declared)
         return cast("T", getattr(tool.spec, self.field))
 
-    def __set__(self, tool: ToolBase[Any], value: T) -> None:
+    def __set__(self, tool: ToolBase[Any], value: Never) -> None:
         raise AttributeError(
             f"{type(tool).__name__}.{self.field} is read from the tool's spec: declare it on "
             "the class or give it to the constructor"
