@@ -7,6 +7,7 @@ Rust core, so a call only validates and runs.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import (
@@ -165,17 +166,21 @@ class SpecField(Generic[T]):
     its constructor does not override, and its attributes read the spec it was built with.
     """
 
-    __slots__ = ("declared", "field")
+    __slots__ = ("declared", "field", "read")
+
+    read: Callable[[ToolSpec], T]
+    """Reads the field of a spec (set with the field's name)."""
 
     def __init__(self, declared: T = _UNDECLARED) -> None:
-        self.declared: object = declared
+        self.declared = declared
         self.field = ""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.field = name
+        self.read = operator.attrgetter(name)
         if self.declared is _UNDECLARED:  # ToolSpec's own default ("" for a name or description)
             default = ToolSpec.__dataclass_fields__[name].default
-            self.declared = "" if default is dataclasses.MISSING else default
+            self.declared = cast("T", "" if default is dataclasses.MISSING else default)
 
     @overload
     def __get__(self, tool: None, owner: type) -> T: ...
@@ -183,8 +188,8 @@ class SpecField(Generic[T]):
     def __get__(self, tool: ToolBase[Any], owner: type | None = None) -> T: ...
     def __get__(self, tool: ToolBase[Any] | None, owner: type | None = None) -> T:
         if tool is None:
-            return cast("T", self.declared)
-        return cast("T", getattr(tool.spec, self.field))
+            return self.declared
+        return self.read(tool.spec)
 
     def __set__(self, tool: ToolBase[Any], value: Never) -> None:
         raise AttributeError(

@@ -331,7 +331,8 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
         Raises:
             InjectionError: The context lacks a value the tool needs.
         """
-        return inject_values(self.injections, self.name, call, context, agent, sinks)
+        compiled = self._compiled
+        return inject_values(compiled.injections, compiled.spec.name, call, context, agent, sinks)
 
     async def call(self, param: ToolCallParam[dict[str, object]]) -> ToolReturn:
         """Call the function with the validated arguments and the injected values."""
