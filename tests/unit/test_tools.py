@@ -345,6 +345,41 @@ def test_tool_base_defaults_follow_the_chapter() -> None:
         Plain(input_schema={"type": "object", "properties": {"a": {"pattern": "("}}})
 
 
+def test_a_tools_fields_are_its_spec() -> None:
+    """The flag attributes read the spec; class attributes of those names declare them."""
+
+    class Declared(ToolBase[dict[str, object]]):
+        name = "declared"
+        read_only = True
+        timeout = 5.0
+
+    class Inherited(Declared):
+        concurrency_safe = False
+
+    assert (Declared.name, Declared.read_only, Declared.timeout) == ("declared", True, 5.0)
+    assert ToolBase.concurrency_safe  # undeclared: ToolSpec's own default
+    plain = Inherited()
+    assert (plain.name, plain.read_only, plain.concurrency_safe) == ("declared", True, False)
+    overridden = Inherited(name="other", read_only=False, timeout=None)
+    assert (overridden.name, overridden.read_only, overridden.timeout) == ("other", False, 5.0)
+    assert overridden.spec == dataclasses.replace(
+        plain.spec, name="other", read_only=False, description="Tool: other"
+    )
+    with pytest.raises(AttributeError, match="read from the tool's spec"):
+        overridden.read_only = True
+
+    @tool(read_only=True, timeout=2.0, dangerous_files=(".token",))
+    def peek(path: str) -> str:
+        """Read a file."""
+        return path
+
+    assert (peek.name, peek.read_only, peek.timeout) == ("peek", True, 2.0)
+    assert (peek.spec.read_only, peek.spec.timeout) == (True, 2.0)
+    assert ".token" in peek.dangerous_files
+    with pytest.raises(TypeError, match="nmae"):
+        tool(nmae="peek")  # type: ignore[call-overload]
+
+
 async def test_tool_base_default_call_and_permissions() -> None:
     class External(ToolBase[dict[str, object]]):
         name = "ext"

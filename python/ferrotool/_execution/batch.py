@@ -223,7 +223,7 @@ async def run_batch(
             emit(ToolCallStarted(call))
             try:
                 scope = cast("CallScope", base).with_call(call)
-                result = _settled(await host.run_one(scope), call)
+                result = outcomes.settled(await host.run_one(scope), call)
             except (InjectionError, NotJsonText):
                 raise
             except Exception as exc:  # a step the call's own containment missed
@@ -319,17 +319,6 @@ def _progress_sink(emit: EventSink) -> ProgressSink:
     call's `ToolCallFinished`.
     """
     return on_loop(emit)
-
-
-def _settled(result: ToolResultBlock, call: ToolUseBlock) -> ToolResultBlock:
-    """The result as the batch reports it.
-
-    It is stamped with its call, and a ``RUNNING`` result that does not wait (a tool's
-    progress-style text) is made ``SUCCESS``.
-    """
-    if result.id != call.id or result.name != call.name:
-        result = result.with_call(call.id, call.name)
-    return outcomes.final(result)
 
 
 def waiting(result: ToolResultBlock, call: ToolUseBlock, reply_id: str) -> PendingToolCall | None:

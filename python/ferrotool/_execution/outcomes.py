@@ -179,6 +179,18 @@ def interrupted(call: ToolUseBlock) -> ToolResultBlock:
     return ToolResultBlock.interrupted(call)
 
 
+def settled(result: ToolResultBlock, call: ToolUseBlock) -> ToolResultBlock:
+    """A call's result as its caller reports it: stamped with the call, and final.
+
+    A ``RUNNING`` result that does not wait (a tool's progress-style text) is made
+    ``SUCCESS``; one that waits (for approval, for the client) stays ``RUNNING``. A batch settles
+    each of its results so, and so do the framework bridges (`ferrotool.interop`).
+    """
+    if result.id != call.id or result.name != call.name:
+        result = result.with_call(call.id, call.name)
+    return final(result)
+
+
 def refusal(call: ToolUseBlock, decision: PermissionDecision) -> ToolResultBlock | None:
     """The result for a decision that stops the call (deny, ask); ``None`` to go on."""
     if decision.behavior is PermissionBehavior.DENY:
@@ -323,6 +335,7 @@ __all__ = [
     "refusal",
     "result",
     "retrying",
+    "settled",
     "step_failed",
     "timed_out",
     "unavailable",

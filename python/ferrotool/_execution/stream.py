@@ -1,4 +1,7 @@
-"""A batch's events as an async iterator: `EventStream`, on the generic `Stream`.
+"""Events of work running in a task of its own, as an async iterator: `EventStream`.
+
+A batch's events (`ToolView.stream_tools`) and an agent run's (`ferrotool.agent.AgentRun`)
+stream through it; below, "the batch" stands for either.
 
 The batch runs in a task of the stream's own, started by the first ``__anext__``: never in its
 consumer's task, so nothing the batch does (a cancellation, a failure) can reach the consumer
@@ -11,9 +14,6 @@ The events go through an anyio memory object stream, which belongs to the event 
 sent from a worker thread (a sync tool's progress) is handed back to the loop first
 (`ferrotool._execution.loopback`), so the consumer and ``on_event`` see every event on the loop's
 thread, in order.
-
-`Stream` is the same machinery for any kind of event: the agent loop's run streams its turns
-through it.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from typing import Final, Generic, Self, TypeVar, final
 
 import anyio
 
-from ferrotool._execution.events import EventSink, ToolEvent
 from ferrotool._execution.loopback import on_loop, poster, spawn
 
 _log: Final = logging.getLogger("ferrotool")
@@ -102,16 +101,19 @@ class _Producer(Generic[E]):
             _log.warning("a stream dropped unread had failed", exc_info=failure)
 
 
-class Stream(Generic[E]):
+class EventStream(Generic[E]):
     """Events of work that runs in a task of the stream's own, as they happen.
 
     An async iterator, and an async context manager that closes it (cancelling what still
     runs) on leaving. ``start(sink)`` begins with the first ``__anext__`` and runs in a task of
     the stream's own; every event it hands ``sink`` (from any thread) reaches ``on_event`` and
     the consumer, in order, on the loop's thread. A consumer cancelled while it waits for an
-    event stops the work before its cancellation goes on; a stream dropped without being
-    closed stops its work once it is collected, and never touches its consumer's task. What
-    ``start`` raises reaches the consumer from ``__anext__`` (or ``aclose``) as it was raised.
+    event stops the work (a batch's running calls end ``INTERRUPTED``, reported to
+    ``on_event``) before its cancellation goes on; a stream dropped without being closed stops
+    its work once it is collected, and never touches its consumer's task. What ``start``
+    raises reaches the consumer from ``__anext__`` (or ``aclose``) as it was raised.
+
+    Prefer ``async with view.stream_tools(calls) as events: async for event in events: ...``.
     """
 
     __slots__ = ("_closed", "_on_event", "_producer", "_start")
@@ -183,26 +185,4 @@ class Stream(Generic[E]):
         await self.aclose()
 
 
-@final
-class EventStream(Stream[ToolEvent]):
-    """A batch's events, as they happen (see `Stream`).
-
-    The batch starts with the first ``__anext__``; a consumer cancelled while it waits stops
-    the batch (the running calls' ``INTERRUPTED`` results go to ``on_event``) before its
-    cancellation goes on; a stream dropped without being closed stops its batch once it is
-    collected, and never touches its consumer's task.
-
-    Prefer ``async with view.stream_tools(calls) as events: async for event in events: ...``.
-    """
-
-    __slots__ = ()
-
-    def __init__(
-        self,
-        start: Callable[[EventSink], Awaitable[object]],
-        on_event: EventSink | None = None,
-    ) -> None:
-        super().__init__(start, on_event)
-
-
-__all__ = ["EventStream", "Stream"]
+__all__ = ["EventStream"]

@@ -46,7 +46,7 @@ _DESCRIPTION: Final = (
 @final
 @dataclass(frozen=True, slots=True)
 class SessionHandle:
-    """Where ``reset_tools`` stores a session's state; a view puts it in the call's context.
+    """Where a session-writing tool stores its session's state; a view puts it in its context.
 
     Attributes:
         store: The session store.
@@ -62,16 +62,24 @@ class SessionHandle:
     attempts: int = DEFAULT_ATTEMPTS
 
     async def update(
-        self, change: Callable[[ToolContextState], ToolContextState]
-    ) -> ToolContextState:
+        self, change: Callable[[ToolContextState], ToolContextState], *, unsaved: str, retry: str
+    ) -> ToolContextState | ToolResultBlock:
         """Store ``change(state)`` with compare-and-set (`update_session`) and return it.
 
-        Raises:
-            SessionConflict: Every attempt met a state another update had just stored.
+        When every attempt met a state another update had just stored, nothing is stored and
+        the answer is the calling tool's error result: ``unsaved`` (what was not done, say
+        ``"the todo list was not saved"``), why, and that ``retry`` (the tool's name) may be
+        called again.
         """
-        return await update_session(
-            self.store, self.key, change, attempts=self.attempts, current=self.state
-        )
+        try:
+            return await update_session(
+                self.store, self.key, change, attempts=self.attempts, current=self.state
+            )
+        except SessionConflict:
+            return ToolResultBlock.error(
+                f"{unsaved}: this session was changed by {self.attempts} other updates "
+                f"meanwhile; call {retry} again"
+            )
 
 
 class DerivedTool:
@@ -167,14 +175,13 @@ class ResetTools(ToolBase[dict[str, bool]], DerivedTool):
                 f"{RESET_TOOLS} needs a session: call it through a view built with a store"
             )
         flags = param.input
-        try:
-            stored = await handle.update(lambda state: self.new_state(state, flags))
-        except SessionConflict:
-            return ToolResultBlock.error(
-                f"the tool groups were not switched: this session was changed by "
-                f"{handle.attempts} other updates while this one was tried; call "
-                f"{RESET_TOOLS} again"
-            )
+        stored = await handle.update(
+            lambda state: self.new_state(state, flags),
+            unsaved="the tool groups were not switched",
+            retry=RESET_TOOLS,
+        )
+        if isinstance(stored, ToolResultBlock):
+            return stored
         active = self.active(stored)
         return ToolResultBlock.success(
             activation_text(active),

@@ -21,7 +21,7 @@ from typing import Any, final
 from ferrotool import _core
 from ferrotool._definitions.formats import ProviderFormat
 from ferrotool._execution.batch import ToolBatch
-from ferrotool._execution.events import EventSink
+from ferrotool._execution.events import EventSink, ToolEvent
 from ferrotool._execution.middleware import Middleware
 from ferrotool._execution.pipeline import ResultSink, compile_tool
 from ferrotool._execution.resume import Reply
@@ -305,7 +305,7 @@ class ToolSet(_core.ToolCaller, ToolLists):
         config: ExecutionConfig | None = None,
         parallel: bool = True,
         on_event: EventSink | None = None,
-    ) -> EventStream:
+    ) -> EventStream[ToolEvent]:
         """`ToolView.stream_tools` in the default view."""
         return self._view_for(context).stream_tools(
             calls, context, agent=agent, config=config, parallel=parallel, on_event=on_event
@@ -342,7 +342,7 @@ class ToolSet(_core.ToolCaller, ToolLists):
         config: ExecutionConfig | None = None,
         parallel: bool = True,
         on_event: EventSink | None = None,
-    ) -> EventStream:
+    ) -> EventStream[ToolEvent]:
         """`resume` as an async iterator of its events (see `ToolView.stream_resume`)."""
 
         async def start(sink: EventSink) -> ToolBatch:

@@ -19,7 +19,7 @@ from ferrotool._definitions.formats import ProviderFormat
 from ferrotool._execution import outcomes
 from ferrotool._execution.batch import ToolBatch, run_batch
 from ferrotool._execution.compiled import CompiledTool
-from ferrotool._execution.events import EventSink
+from ferrotool._execution.events import EventSink, ToolEvent
 from ferrotool._execution.middleware import Middleware, onion, through
 from ferrotool._execution.pipeline import (
     CallScope,
@@ -346,7 +346,7 @@ class ToolView(ToolLists):
         config: ExecutionConfig | None = None,
         parallel: bool = True,
         on_event: EventSink | None = None,
-    ) -> EventStream:
+    ) -> EventStream[ToolEvent]:
         """`call_tools` as an async iterator of its events, as they happen.
 
         Use it as ``async with view.stream_tools(calls) as events: async for event in
@@ -363,7 +363,7 @@ class ToolView(ToolLists):
                 self, calls, context, agent=agent, config=config, parallel=parallel, on_event=sink
             )
 
-        return EventStream(start, on_event)
+        return EventStream[ToolEvent](start, on_event)
 
     async def resume(
         self,
@@ -416,7 +416,7 @@ class ToolView(ToolLists):
         config: ExecutionConfig | None = None,
         parallel: bool = True,
         on_event: EventSink | None = None,
-    ) -> EventStream:
+    ) -> EventStream[ToolEvent]:
         """`resume` as an async iterator of its events, as `stream_tools` is for a batch.
 
         The events are a batch's (`ferrotool._execution.events`): `ConfirmationResult` and

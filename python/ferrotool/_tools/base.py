@@ -6,11 +6,27 @@ Rust core, so a call only validates and runs.
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeAlias, TypeVar, cast, final, runtime_checkable
+from typing import (
+    Any,
+    Final,
+    Generic,
+    Never,
+    Protocol,
+    TypeAlias,
+    TypedDict,
+    TypeVar,
+    cast,
+    final,
+    overload,
+    runtime_checkable,
+)
 
 import orjson
+from typing_extensions import Unpack
 
 from ferrotool import _core
 from ferrotool._permissions.decisions import (
@@ -35,6 +51,7 @@ from ferrotool._values.spec import ToolSpec, check_tool_name
 from ferrotool.errors import SchemaError
 
 InputT = TypeVar("InputT")
+T = TypeVar("T")
 
 
 ToolReturn: TypeAlias = object
@@ -97,6 +114,90 @@ class AgentTool(Protocol):
         ...
 
 
+class ToolDeclaration(TypedDict, total=False):
+    """What a tool declares besides its arguments: the keywords of `ToolBase` and of `tool`.
+
+    The flags among them are `ToolSpec`'s fields, which a `ToolBase` subclass may also declare
+    as class attributes; a keyword given as ``None`` (or left out) keeps the declaration.
+
+    Attributes:
+        name: The tool's name (``^[A-Za-z0-9_-]{1,64}$``).
+        description: What it does, shown to the model.
+        read_only: The tool changes nothing.
+        concurrency_safe: Calls may overlap with other calls (default true).
+        external: The tool runs elsewhere: a call is validated and answered suspended.
+        state_injected: The tool receives the agent's state (`ToolCallParam.agent_state`; a
+            function tool in a parameter annotated `AgentState`).
+        strict: Ask providers for strict arguments (``None``: the request decides).
+        timeout: Seconds a call may take before it ends with an error result.
+        execution: Retries and other execution settings of the tool's own, which win over the
+            call's and the toolkit's (see `ExecutionConfig`; its timeout, if any, is the
+            tool's timeout).
+        dangerous_files: File names added to the default dangerous files.
+        dangerous_directories: Directory names added to the default dangerous directories.
+        lenient: Accept numeric and boolean strings for numbers and booleans.
+        limits: Input size, nesting and error-count limits.
+    """
+
+    name: str | None
+    description: str | None
+    read_only: bool
+    concurrency_safe: bool
+    external: bool
+    state_injected: bool
+    strict: bool | None
+    timeout: float | None
+    execution: ExecutionConfig | None
+    dangerous_files: tuple[str, ...]
+    dangerous_directories: tuple[str, ...]
+    lenient: bool
+    limits: Limits
+
+
+_UNDECLARED: Final[Any] = object()
+
+
+@final
+class SpecField(Generic[T]):
+    """A `ToolSpec` field on a tool: read on a tool, its spec's value; on a class, its declaration.
+
+    `ToolBase` holds one per field. A subclass's class attribute of that name (``read_only =
+    True``) becomes a `SpecField` declaring that value; a tool is built with the declarations
+    its constructor does not override, and its attributes read the spec it was built with.
+    """
+
+    __slots__ = ("declared", "field", "read")
+
+    read: Callable[[ToolSpec], T]
+    """Reads the field of a spec (set with the field's name)."""
+
+    def __init__(self, declared: T = _UNDECLARED) -> None:
+        self.declared = declared
+        self.field = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.field = name
+        self.read = operator.attrgetter(name)
+        if self.declared is _UNDECLARED:  # ToolSpec's own default ("" for a name or description)
+            default = ToolSpec.__dataclass_fields__[name].default
+            self.declared = cast("T", "" if default is dataclasses.MISSING else default)
+
+    @overload
+    def __get__(self, tool: None, owner: type) -> T: ...
+    @overload
+    def __get__(self, tool: ToolBase[Any], owner: type | None = None) -> T: ...
+    def __get__(self, tool: ToolBase[Any] | None, owner: type | None = None) -> T:
+        if tool is None:
+            return self.declared
+        return self.read(tool.spec)
+
+    def __set__(self, tool: ToolBase[Any], value: Never) -> None:
+        raise AttributeError(
+            f"{type(tool).__name__}.{self.field} is read from the tool's spec: declare it on "
+            "the class or give it to the constructor"
+        )
+
+
 class ToolBase(Generic[InputT]):
     """Base class of explicit tools.
 
@@ -112,7 +213,9 @@ class ToolBase(Generic[InputT]):
 
             async def call(self, param: ToolCallParam[SearchArgs]) -> str: ...
 
-    The schema is compiled when the tool is created. `spec` holds the resolved values.
+    The schema is compiled when the tool is created. `spec` is the one record of the tool's
+    name, description, schema and flags: the flag attributes (``name``, ``read_only``...) read
+    it, and the class attributes of those names are declarations (see `SpecField`).
 
     Attributes:
         name: The tool's name.
@@ -133,16 +236,17 @@ class ToolBase(Generic[InputT]):
         dangerous_directories: Directory names added to the default dangerous directories.
     """
 
-    name: str = ""
-    description: str = ""
+    name = SpecField[str]()
+    description = SpecField[str]()
+    read_only = SpecField[bool]()
+    concurrency_safe = SpecField[bool]()
+    external = SpecField[bool]()
+    state_injected = SpecField[bool]()
+    mcp_server = SpecField[str | None]()
+    strict = SpecField[bool | None]()
+    timeout = SpecField[float | None]()
+
     input_schema: Mapping[str, JsonValue] | type | None = None
-    read_only: bool = False
-    concurrency_safe: bool = True
-    external: bool = False
-    state_injected: bool = False
-    mcp_server: str | None = None
-    strict: bool | None = None
-    timeout: float | None = None
     execution: ExecutionConfig | None = None
     dangerous_files: tuple[str, ...] = ()
     dangerous_directories: tuple[str, ...] = ()
@@ -151,66 +255,57 @@ class ToolBase(Generic[InputT]):
     _parse: Callable[[str | bytes], object]
     _validate_python: Callable[[object], object]
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Make the subclass's plain class attributes named as spec fields declarations."""
+        super().__init_subclass__(**kwargs)
+        for field in _SPEC_FIELDS:
+            value = cls.__dict__.get(field, _UNDECLARED)
+            if value is not _UNDECLARED and not hasattr(type(value), "__get__"):
+                declared = SpecField(value)
+                declared.__set_name__(cls, field)
+                setattr(cls, field, declared)
+
     def __init__(
         self,
         *,
-        name: str | None = None,
-        description: str | None = None,
         input_schema: Mapping[str, JsonValue] | type | None = None,
-        read_only: bool | None = None,
-        concurrency_safe: bool | None = None,
-        external: bool | None = None,
-        state_injected: bool | None = None,
         mcp_server: str | None = None,
-        strict: bool | None = None,
-        timeout: float | None = None,
-        execution: ExecutionConfig | None = None,
-        dangerous_files: tuple[str, ...] = (),
-        dangerous_directories: tuple[str, ...] = (),
-        lenient: bool = False,
-        limits: Limits = DEFAULT_LIMITS,
+        **declared: Unpack[ToolDeclaration],
     ) -> None:
         cls = type(self)
-        self.name = check_tool_name(name or cls.name or "")
-        self.description = (
-            description or cls.description or docstring_summary(cls.__doc__) or f"Tool: {self.name}"
-        )
-        self.read_only = cls.read_only if read_only is None else read_only
-        self.concurrency_safe = (
-            cls.concurrency_safe if concurrency_safe is None else concurrency_safe
-        )
-        self.external = cls.external if external is None else external
-        self.state_injected = cls.state_injected if state_injected is None else state_injected
-        self.mcp_server = cls.mcp_server if mcp_server is None else mcp_server
-        if self.mcp_server is not None and not self.mcp_server.strip():
-            raise ValueError(f"tool {self.name!r}: mcp_server must not be blank")
-        self.strict = cls.strict if strict is None else strict
-        self.timeout = cls.timeout if timeout is None else timeout
+        name = check_tool_name(declared.get("name") or cls.name)
+        execution = declared.get("execution")
         self.execution = cls.execution if execution is None else execution
         self.dangerous_files = merge_paths(
-            DEFAULT_DANGEROUS_FILES, (*cls.dangerous_files, *dangerous_files)
+            DEFAULT_DANGEROUS_FILES, (*cls.dangerous_files, *declared.get("dangerous_files", ()))
         )
         self.dangerous_directories = merge_paths(
-            DEFAULT_DANGEROUS_DIRECTORIES, (*cls.dangerous_directories, *dangerous_directories)
+            DEFAULT_DANGEROUS_DIRECTORIES,
+            (*cls.dangerous_directories, *declared.get("dangerous_directories", ())),
         )
         schema = cls.input_schema if input_schema is None else input_schema
         self.input_schema = schema
-        parameters = self._compile(schema, lenient=lenient, limits=limits)
-        self._spec = ToolSpec(
-            name=self.name,
-            description=self.description,
-            parameters_json=parameters,
-            read_only=self.read_only,
-            concurrency_safe=self.concurrency_safe,
-            external=self.external,
-            state_injected=self.state_injected,
-            mcp_server=self.mcp_server,
-            strict=self.strict,
-            timeout=self.timeout,
+        lenient, limits = declared.get("lenient", False), declared.get("limits", DEFAULT_LIMITS)
+        self._spec = declared_spec(
+            cls,
+            {**declared, "mcp_server": mcp_server},
+            name=name,
+            description=(
+                declared.get("description")
+                or cls.description
+                or docstring_summary(cls.__doc__)
+                or f"Tool: {name}"
+            ),
+            parameters_json=self._compile(schema, name, lenient=lenient, limits=limits),
         )
 
     def _compile(
-        self, schema: Mapping[str, JsonValue] | type | None, *, lenient: bool, limits: Limits
+        self,
+        schema: Mapping[str, JsonValue] | type | None,
+        name: str,
+        *,
+        lenient: bool,
+        limits: Limits,
     ) -> bytes:
         if schema is None:
             schema = {"type": "object", "properties": {}}
@@ -221,15 +316,13 @@ class ToolBase(Generic[InputT]):
             return typed.schema_json
         if not isinstance(schema, Mapping):
             raise TypeError(
-                f"tool {self.name!r}: input_schema must be a JSON Schema dict or a record class, "
+                f"tool {name!r}: input_schema must be a JSON Schema dict or a record class, "
                 f"got {type(schema).__name__}"
             )
         try:
             data = orjson.dumps(dict(schema))
         except TypeError as exc:  # nested past JSON's depth limit, or not JSON at all
-            raise SchemaError(
-                f"tool {self.name!r}: input_schema is not a JSON document: {exc}"
-            ) from exc
+            raise SchemaError(f"tool {name!r}: input_schema is not a JSON document: {exc}") from exc
         try:
             validator = _core.JsonSchemaValidator(
                 data,
@@ -239,7 +332,7 @@ class ToolBase(Generic[InputT]):
                 max_errors=limits.max_errors,
             )
         except ValueError as exc:
-            raise SchemaError(f"tool {self.name!r}: invalid input_schema: {exc}") from exc
+            raise SchemaError(f"tool {name!r}: invalid input_schema: {exc}") from exc
 
         def validate_python(value: object) -> object:
             validator.validate(value)
@@ -300,7 +393,48 @@ class ToolBase(Generic[InputT]):
         return is_dangerous_path(path, self.dangerous_files, self.dangerous_directories)
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name!r}>"
+        spec: ToolSpec | None = getattr(self, "_spec", None)  # None while it is being built
+        return f"<{type(self).__name__} {'?' if spec is None else spec.name!r}>"
 
 
-__all__ = ["AgentTool", "ResultConverter", "ToolBase", "ToolCallParam", "ToolReturn", "agent_state"]
+_SPEC_FIELDS: Final = tuple(
+    field for field, value in vars(ToolBase).items() if isinstance(value, SpecField)
+)
+"""The spec's fields a tool shows as attributes (all but its schemas)."""
+
+_FLAGS: Final = tuple(field for field in _SPEC_FIELDS if field not in ("name", "description"))
+
+
+def declared_spec(
+    cls: type[ToolBase[Any]],
+    given: Mapping[str, object],
+    *,
+    name: str,
+    description: str,
+    parameters_json: bytes,
+) -> ToolSpec:
+    """The spec of a tool of ``cls``, with the flags ``given``.
+
+    A flag ``given`` as ``None``, or not given, is as ``cls`` declares it (`SpecField`).
+
+    Raises:
+        ValueError: The name or a flag is invalid (see `ToolSpec`).
+    """
+    flags: dict[str, Any] = {}
+    for field in _FLAGS:
+        value = given.get(field)
+        flags[field] = getattr(cls, field) if value is None else value
+    return ToolSpec(name=name, description=description, parameters_json=parameters_json, **flags)
+
+
+__all__ = [
+    "AgentTool",
+    "ResultConverter",
+    "SpecField",
+    "ToolBase",
+    "ToolCallParam",
+    "ToolDeclaration",
+    "ToolReturn",
+    "agent_state",
+    "declared_spec",
+]

@@ -7,9 +7,9 @@ import functools
 import inspect
 import types
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Generic, ParamSpec, TypedDict, TypeVar, cast, final, overload
+from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, final, overload
 
 from typing_extensions import Unpack
 
@@ -24,8 +24,15 @@ from ferrotool._schema.docstrings import (
     check_documented,
     parse_docstring,
 )
-from ferrotool._schema.schema import DEFAULT_LIMITS, FunctionSchema, Limits, function_schema
-from ferrotool._tools.base import ResultConverter, ToolBase, ToolCallParam, ToolReturn
+from ferrotool._schema.schema import DEFAULT_LIMITS, FunctionSchema, function_schema
+from ferrotool._tools.base import (
+    ResultConverter,
+    ToolBase,
+    ToolCallParam,
+    ToolDeclaration,
+    ToolReturn,
+    declared_spec,
+)
 from ferrotool._tools.inject import Injection, Planner
 from ferrotool._tools.inject import inject as inject_values
 from ferrotool._values.calls import ToolUseBlock
@@ -39,77 +46,56 @@ R = TypeVar("R")
 _UNSET: Final[Any] = object()
 
 
-class ToolOptions(TypedDict, total=False):
-    """The options of `tool` (all optional).
+class ToolOptions(ToolDeclaration, total=False):
+    """The options of `tool` (all optional): a `ToolDeclaration`, and these.
+
+    The name defaults to the function's, the description to its docstring's.
 
     Attributes:
-        name: The tool's name (default: the function's).
-        description: Overrides the docstring's description.
-        read_only: The tool changes nothing.
-        concurrency_safe: Calls may overlap with other calls (default true).
-        state_injected: The tool takes the agent's state in a parameter annotated `AgentState`.
-        external: The tool runs elsewhere: a call is validated and answered suspended.
-        strict: Ask providers for strict arguments.
-        timeout: Seconds a call may take before it ends with an error result.
-        execution: Retries and other execution settings of the tool's own (see
-            `ExecutionConfig`; its timeout, if any, is the tool's timeout).
         inline: A sync function cheap enough to run on the caller's thread (by default sync
             functions run in the toolkit's bounded worker-thread pool).
         converter: Turns the return value into a result (or into something the default
             conversion understands).
-        dangerous_files: File names added to the default dangerous files.
-        dangerous_directories: Directory names added to the default dangerous directories.
         inject: Classes whose parameters are filled from the `RuntimeContext` by type.
         explicit_params: Only parameters with a `Param` marker are shown to the model; all
             others are injected by type.
-        lenient: Accept numeric and boolean strings for numbers and booleans.
-        limits: Input size, nesting and error-count limits.
         docstring_style: How to read the docstring (detected by default).
     """
 
-    name: str | None
-    description: str | None
-    read_only: bool
-    concurrency_safe: bool
-    state_injected: bool
-    external: bool
-    strict: bool | None
-    timeout: float | None
-    execution: ExecutionConfig | None
     inline: bool
     converter: ResultConverter | None
-    dangerous_files: tuple[str, ...]
-    dangerous_directories: tuple[str, ...]
     inject: tuple[type, ...]
     explicit_params: bool
-    lenient: bool
-    limits: Limits
     docstring_style: DocstringStyle
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class _Options:
-    """`ToolOptions` with every default filled in."""
+_OPTIONS: Final = ToolOptions.__optional_keys__
 
-    name: str | None = None
-    description: str | None = None
-    read_only: bool = False
-    concurrency_safe: bool = True
-    state_injected: bool = False
-    external: bool = False
-    strict: bool | None = None
-    timeout: float | None = None
-    execution: ExecutionConfig | None = None
-    inline: bool = False
-    converter: ResultConverter | None = None
-    dangerous_files: tuple[str, ...] = ()
-    dangerous_directories: tuple[str, ...] = ()
-    inject: tuple[type, ...] = ()
-    explicit_params: bool = False
-    lenient: bool = False
-    limits: Limits = DEFAULT_LIMITS
-    docstring_style: DocstringStyle = "auto"
+
+@final
+@dataclass(frozen=True, slots=True, eq=False)
+class _Compiled:
+    """What `tool` compiled from a function, once: every tool bound from it shares it.
+
+    Attributes:
+        spec: The tool's name, description, schema and flags.
+        schema: The function's argument schema and validator.
+        docstring: The function's docstring, read.
+        injections: The parameters filled per call.
+        defaults: Each parameter's name -> whether it has a default.
+        execution: The tool's own execution settings.
+        dangerous_files: The dangerous file names, the defaults included.
+        dangerous_directories: The dangerous directory names, the defaults included.
+    """
+
+    spec: ToolSpec
+    schema: FunctionSchema[object]
+    docstring: Docstring
+    injections: tuple[Injection, ...]
+    defaults: Mapping[str, bool]
+    execution: ExecutionConfig | None
+    dangerous_files: tuple[str, ...]
+    dangerous_directories: tuple[str, ...]
 
 
 class _Binding(enum.Enum):
@@ -133,22 +119,23 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
     """A tool made from a typed function by `@tool`. Calling it calls the function.
 
     Used on a method, it is a descriptor: ``obj.method`` is the tool bound to ``obj``, and
-    registering ``obj`` registers all its tools.
+    registering ``obj`` registers all its tools. A bound tool shares what `tool` compiled (its
+    spec, schema and injections: one frozen record); only its function and owner are its own.
 
     Attributes:
         function: The wrapped function (bound, for a method tool read from an instance).
+        options: The options it was made with.
         inline: Sync function run on the caller's thread instead of a worker thread.
         converter: Custom conversion of the return value, if declared.
     """
 
     function: Callable[P, R]
-    inline: bool
-    converter: ResultConverter | None
+    _compiled: _Compiled
 
     def __init__(
         self,
         function: Callable[P, R],
-        options: _Options,
+        options: ToolOptions,
         *,
         presets: frozenset[str] = frozenset(),
         binding: _Binding = _Binding.NONE,
@@ -161,87 +148,119 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
                 f"tool {getattr(raw, '__qualname__', raw)!r} is a generator; return the result "
                 "and stream progress through an injected Emitter instead"
             )
-        if options.inline and (
-            options.timeout is not None
-            or (options.execution is not None and options.execution.timeout is not None)
+        execution = options.get("execution")
+        if options.get("inline", False) and (
+            options.get("timeout") is not None
+            or (execution is not None and execution.timeout is not None)
         ):
             raise ValueError(
                 f"tool {getattr(raw, '__qualname__', raw)!r}: an inline tool runs on the caller's "
                 "thread, where a timeout cannot stop it; drop inline=True or the timeout"
             )
-        if options.name is not None:
-            check_tool_name(options.name)
+        name = options.get("name")
+        if name is not None:
+            check_tool_name(name)
         self.function = cast("Callable[P, R]", raw)
         self.options = options
-        self.inline = options.inline
-        self.converter = options.converter
+        self.inline = options.get("inline", False)
+        self.converter = options.get("converter")
         self.binding = binding
         self.presets = presets
         self.owner = owner
         target = inspect.unwrap(cast("Callable[..., object]", raw))
         self.is_async = inspect.iscoroutinefunction(target)
-        if compiled is not None:
-            # A method tool bound to an object: everything compiled is shared, only the
-            # function, its binding and its owner are this tool's own.
-            own = {"function", "binding", "owner", "presets", "options", "inline", "converter"}
-            self.__dict__.update(
-                {key: value for key, value in compiled.__dict__.items() if key not in own}
-            )
-        else:
-            self._build(options)
+        # A method tool bound to an object shares what was compiled (the record is frozen).
+        self._compiled = compiled._compiled if compiled is not None else self._compile_function()
+        self.execution = self._compiled.execution
+        self.dangerous_files = self._compiled.dangerous_files
+        self.dangerous_directories = self._compiled.dangerous_directories
         # Function-like: `__name__`, `__doc__`, `__wrapped__` (so `inspect.signature` shows the
         # function's own signature) and the rest are the user's function's.
         functools.update_wrapper(self, cast("Callable[..., object]", raw), updated=())
 
-    def _build(self, options: _Options) -> None:
+    def _compile_function(self) -> _Compiled:
+        options = self.options
         fn = cast("Callable[..., object]", self.function)
         label = getattr(fn, "__qualname__", repr(fn))
-        doc = parse_docstring(inspect.getdoc(fn), style=options.docstring_style)
-        self.docstring: Docstring = doc
-        planner = Planner(label, options.inject, options.explicit_params, options.state_injected)
+        doc = parse_docstring(inspect.getdoc(fn), style=options.get("docstring_style", "auto"))
+        planner = Planner(
+            label,
+            options.get("inject", ()),
+            options.get("explicit_params", False),
+            options.get("state_injected", False),
+        )
         planner.preset = self.presets
         schema = function_schema(
             fn,
-            lenient=options.lenient,
-            limits=options.limits,
+            lenient=options.get("lenient", False),
+            limits=options.get("limits", DEFAULT_LIMITS),
             skip=planner,
             descriptions=doc.param_descriptions,
         )
         defaults = _defaults(fn)
-        self._defaults = defaults
-        self.injections: tuple[Injection, ...] = planner.finish(defaults)
-        self.schema: FunctionSchema[object] = schema
+        injections = planner.finish(defaults)
         self._report_documentation(label, doc, planner)
-        self.name = check_tool_name(options.name or schema.name)
-        self.description = (
-            options.description or doc.description or schema.description or f"Tool: {self.name}"
+        name = check_tool_name(options.get("name") or schema.name)
+        description = (
+            options.get("description") or doc.description or schema.description or f"Tool: {name}"
         )
-        self.read_only = options.read_only
-        self.concurrency_safe = options.concurrency_safe
-        self.external = options.external
-        self.state_injected = options.state_injected
-        self.mcp_server = None
-        self.strict = options.strict
-        self.timeout = options.timeout
-        self.execution = options.execution
-        self.dangerous_files = merge_paths(DEFAULT_DANGEROUS_FILES, options.dangerous_files)
-        self.dangerous_directories = merge_paths(
-            DEFAULT_DANGEROUS_DIRECTORIES, options.dangerous_directories
-        )
-        self.input_schema = None
-        self._parse = schema.validate_json
-        self._validate_python = cast("Callable[[object], object]", schema.validate_python)
-        self._spec = ToolSpec(
-            name=self.name,
-            description=self.description,
+        spec = declared_spec(
+            type(self),
+            cast("Mapping[str, object]", options),
+            name=name,
+            description=description,
             parameters_json=schema.schema_json,
-            read_only=self.read_only,
-            concurrency_safe=self.concurrency_safe,
-            external=self.external,
-            state_injected=self.state_injected,
-            strict=self.strict,
-            timeout=self.timeout,
         )
+        return _Compiled(
+            spec=spec,
+            schema=schema,
+            docstring=doc,
+            injections=injections,
+            defaults=defaults,
+            execution=options.get("execution"),
+            dangerous_files=merge_paths(
+                DEFAULT_DANGEROUS_FILES, options.get("dangerous_files", ())
+            ),
+            dangerous_directories=merge_paths(
+                DEFAULT_DANGEROUS_DIRECTORIES, options.get("dangerous_directories", ())
+            ),
+        )
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool's resolved name, description, schema and flags."""
+        return self._compiled.spec
+
+    @property
+    def schema(self) -> FunctionSchema[object]:
+        """The function's argument schema and validator."""
+        return self._compiled.schema
+
+    @property
+    def docstring(self) -> Docstring:
+        """The function's docstring, read."""
+        return self._compiled.docstring
+
+    @property
+    def injections(self) -> tuple[Injection, ...]:
+        """The parameters filled per call."""
+        return self._compiled.injections
+
+    def parse_arguments(self, arguments: str | bytes) -> dict[str, object]:
+        """Validate raw JSON arguments into the function's keyword arguments.
+
+        Raises:
+            ValidationError: Every problem found, with paths.
+        """
+        return self._compiled.schema.validate_json(arguments or "{}")
+
+    def validate_input(self, value: object) -> dict[str, object]:
+        """Validate already parsed arguments into the function's keyword arguments.
+
+        Raises:
+            ValidationError: Every problem found, with paths.
+        """
+        return self._compiled.schema.validate_python(cast("Mapping[str, object]", value))
 
     def _report_documentation(self, label: str, doc: Docstring, planner: Planner) -> None:
         if not doc.params:
@@ -291,7 +310,7 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
         """
         if self.needs_binding:
             raise TypeError(f"tool {self.name!r} is a method: give presets for a bound one")
-        unknown = sorted(name for name in names if name not in self._defaults)
+        unknown = sorted(name for name in names if name not in self._compiled.defaults)
         if unknown:
             raise ValueError(f"tool {self.name!r} has no parameter {', '.join(unknown)}")
         return FunctionTool(self.function, self.options, presets=names, owner=self.owner)
@@ -308,7 +327,8 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
         Raises:
             InjectionError: The context lacks a value the tool needs.
         """
-        return inject_values(self.injections, self.name, call, context, agent, sinks)
+        compiled = self._compiled
+        return inject_values(compiled.injections, compiled.spec.name, call, context, agent, sinks)
 
     async def call(self, param: ToolCallParam[dict[str, object]]) -> ToolReturn:
         """Call the function with the validated arguments and the injected values."""
@@ -371,12 +391,14 @@ def tool(
             message names the function and the parameter.
         TypeError: An unknown option.
     """
-    resolved = _Options(**options)
+    unknown = sorted(options.keys() - _OPTIONS)
+    if unknown:
+        raise TypeError(f"tool() got unexpected options: {', '.join(unknown)}")
 
     def decorate(function: Callable[P, R]) -> FunctionTool[P, R]:
         if isinstance(function, FunctionTool):
             raise TypeError(f"{function!r} is already a tool")
-        return FunctionTool(function, resolved, binding=_binding(function))
+        return FunctionTool(function, options, binding=_binding(function))
 
     return decorate if fn is None else decorate(fn)
 

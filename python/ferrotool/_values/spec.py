@@ -64,6 +64,8 @@ class ToolSpec:
 
     def __post_init__(self) -> None:
         check_tool_name(self.name)
+        if self.mcp_server is not None and not self.mcp_server.strip():
+            raise ValueError(f"tool {self.name!r}: mcp_server must not be blank")
         if self.timeout is not None and not self.timeout > 0:
             raise ValueError(f"tool {self.name!r}: timeout must be positive, got {self.timeout}")
 

@@ -26,13 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from types import TracebackType
-from typing import Self, TypeAlias, final
+from typing import TypeAlias, final
 
 from ferrotool._execution.batch import ToolBatch
 from ferrotool._execution.events import ToolEvent
 from ferrotool._execution.resume import Reply
-from ferrotool._execution.stream import Stream
+from ferrotool._execution.stream import EventStream
 from ferrotool._registry.view import ToolView
 from ferrotool._values.calls import REPLACES_KEY, ToolResultBlock
 from ferrotool._values.context import RuntimeContext
@@ -279,16 +278,17 @@ def _settings(
 
 
 @final
-class AgentRun:
+class AgentRun(EventStream[AgentEvent]):
     """A run's events, as they happen: an async iterator and an async context manager.
 
-    The run starts when iteration does. Leaving the ``async with`` (or `aclose`) stops it: the
-    tool calls still running end ``INTERRUPTED``. A run dropped without being closed is
-    stopped once it is collected, and never touches its consumer's task. An exception of the
-    model (or a refused resume) reaches the consumer as it was raised.
+    The run starts when iteration does, in a task of the stream's own (an `EventStream`).
+    Leaving the ``async with`` (or `aclose`) stops it: the tool calls still running end
+    ``INTERRUPTED``. A run dropped without being closed is stopped once it is collected, and
+    never touches its consumer's task. An exception of the model (or a refused resume) reaches
+    the consumer as it was raised.
     """
 
-    __slots__ = ("_ended", "_events")
+    __slots__ = ("_ended",)
 
     def __init__(self, start: Callable[[Emit], Awaitable[RunOutcome]]) -> None:
         ended: list[RunOutcome] = []
@@ -297,26 +297,15 @@ class AgentRun:
             ended.append(await start(emit))
             emit(ended[0])
 
-        # The run goes on in a task of the stream's own: a run dropped unclosed is stopped
-        # once collected and never touches its consumer's task. (The task holds ``ended``,
-        # never this object, so that dropping this object is what stops the run.)
+        # The run's task holds ``ended``, never this object, so that dropping this object is
+        # what stops the run.
+        super().__init__(run)
         self._ended = ended
-        self._events = Stream[AgentEvent](run)
 
     @property
     def outcome(self) -> RunOutcome | None:
         """How the run ended (its last event), once it has."""
         return self._ended[0] if self._ended else None
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> AgentEvent:
-        return await self._events.__anext__()
-
-    async def aclose(self) -> None:
-        """Stop the run (its running calls end ``INTERRUPTED``) and the stream."""
-        await self._events.aclose()
 
     async def result(self) -> RunOutcome:
         """Run to the end, dropping the events; return how it ended."""
@@ -325,17 +314,6 @@ class AgentRun:
                 pass
         assert self.outcome is not None  # the stream ends with the outcome, or raises
         return self.outcome
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 __all__ = [

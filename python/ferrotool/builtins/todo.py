@@ -20,7 +20,6 @@ from ferrotool._session.state import ToolContextState
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock
 from ferrotool._values.json import JsonValue
-from ferrotool.errors import SessionConflict
 
 TODO_WRITE: Final = "todo_write"
 """The tool's name."""
@@ -194,13 +193,11 @@ class TodoWrite(ToolBase[dict[str, JsonValue]]):
         def change(state: ToolContextState) -> ToolContextState:
             return state.with_data(TODOS_KEY, rebuilt(stored_todos(state), items))
 
-        try:
-            stored = await handle.update(change)
-        except SessionConflict:
-            return ToolResultBlock.error(
-                f"the todo list was not saved: this session was changed by {handle.attempts} "
-                f"other updates meanwhile; call {TODO_WRITE} again"
-            )
+        stored = await handle.update(
+            change, unsaved="the todo list was not saved", retry=TODO_WRITE
+        )
+        if isinstance(stored, ToolResultBlock):
+            return stored
         todos_now = stored_todos(stored)
         return ToolResultBlock.success(
             render(todos_now),

@@ -69,13 +69,9 @@ async def run(
 ) -> ToolResultBlock:
     """Run one call through the view's pipeline; the result is stamped and final.
 
-    A ``RUNNING`` result that does not wait (a progress-style text) is made ``SUCCESS``, as a
-    batch makes it (`outcomes.final`).
+    It is settled as a batch settles its results (`ferrotool._execution.outcomes.settled`).
     """
-    result = await view.run_one(view.scope(call, context, approved=approved))
-    if result.id != call.id or result.name != call.name:
-        result = result.with_call(call.id, call.name)
-    return outcomes.final(result)
+    return outcomes.settled(await view.run_one(view.scope(call, context, approved=approved)), call)
 
 
 async def asks(view: ToolView, call: ToolUseBlock, context: RuntimeContext | None) -> bool:

@@ -24,7 +24,6 @@ from ferrotool._values.calls import ToolResultBlock
 from ferrotool._values.groups import ToolGroup
 from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import TOOL_NAME
-from ferrotool.errors import SessionConflict
 from ferrotool.skills.prompt import LOAD_SKILL
 from ferrotool.skills.resources import clean_path, listing, read_from_disk
 from ferrotool.skills.skill import SKILL_FILE, AgentSkill, SkillSet
@@ -208,13 +207,13 @@ class LoadSkillThroughPath(ToolBase[dict[str, str]], DerivedTool):
                 return state
             return state.with_skills((skill.skill_id,)).with_groups(dict.fromkeys(groups, True))
 
-        try:
-            stored = await handle.update(change)
-        except SessionConflict:
-            return ToolResultBlock.error(
-                f"the skill {skill.skill_id!r} was read but not activated: this session was "
-                f"changed by {handle.attempts} other updates meanwhile; call {LOAD_SKILL} again"
-            )
+        stored = await handle.update(
+            change,
+            unsaved=f"the skill {skill.skill_id!r} was read but not activated",
+            retry=LOAD_SKILL,
+        )
+        if isinstance(stored, ToolResultBlock):
+            return stored
         metadata.update(activated=True, groups=list(groups), revision=stored.revision)
         return ToolResultBlock.success(text, metadata=metadata)
 
