@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ferrotool import (
+    JsonValue,
     PermissionBehavior,
     PermissionContext,
     PermissionContextState,
@@ -193,7 +194,7 @@ async def test_a_wildcard_allow_rule_does_not_widen_the_shell() -> None:
     name = shell.name
     exact = PermissionContextState().with_rules([rule(name, ALLOW, "env *")])
     wild = PermissionContextState().with_rules([rule(name[:4] + "*", ALLOW, "env *")])
-    command = {"command": "env curl x"}  # "env *" names env, not curl: it widens
+    command: dict[str, JsonValue] = {"command": "env curl x"}  # "env *" names env, not curl
     decisions = [
         await shell.check_permissions(command, PermissionContext(state=state))
         for state in (exact, wild)

@@ -16,6 +16,7 @@ from ferrotool import (
     PERMISSION_STATE_KEY,
     Confirmation,
     InMemorySessionStore,
+    JsonValue,
     PermissionBehavior,
     PermissionContext,
     PermissionContextState,
@@ -171,7 +172,8 @@ def test_the_state_round_trips_and_an_unknown_one_reads_as_none() -> None:
     assert back == result
     assert back.permission_state is PermissionState.ALLOWED
     assert orjson.loads(result.to_json())["metadata"] == {"permission_state": "allowed"}
-    for odd in ("ALLOWED", "pending", 1, None, ["allowed"]):
+    odds: list[JsonValue] = ["ALLOWED", "pending", 1, None, ["allowed"]]
+    for odd in odds:
         block = ToolResultBlock.success("x", metadata={PERMISSION_STATE_KEY: odd})
         assert block.permission_state is None, odd
     assert ToolResultBlock.success("x").permission_state is None
