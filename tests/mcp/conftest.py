@@ -9,10 +9,12 @@ from mcp_support import SDK, free_port, start, stop
 
 # On trio, the SDK's streamable HTTP and SSE clients leave httpx2's and httpcore2's response
 # streams to the garbage collector, which trio reports as a ResourceWarning from its async
-# generator finalizer. Those generators are the SDK's, not ferrotool's; nothing else is ignored.
+# generator finalizer. Those generators are the SDK's, not ferrotool's; nothing else is ignored
+# (httpcore2 2.17 leaves its connection's byte stream too).
 _SDK_STREAMS = (
     r"ignore:Exception ignored in. <async_generator object "
-    r"(Response\.aiter_\w+|PoolByteStream\.__aiter__|EventSource\.__aiter__) at"
+    r"(Response\.aiter_\w+|PoolByteStream\.__aiter__|EventSource\.__aiter__"
+    r"|HTTP11ConnectionByteStream\.__aiter__) at"
     r":pytest.PytestUnraisableExceptionWarning"
 )
 
