@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import sys
@@ -391,6 +392,22 @@ async def test_mcp_server_time_over_stdio() -> None:
             bad = await toolkit.call_tool(ToolUseBlock("t", "mcp__time__get_current_time", "{}"))
             assert bad.state is ToolResultState.ERROR
             assert "timezone" in bad.content
+        finally:
+            await client.close()
+
+
+async def test_a_stdio_server_starts_when_sys_stderr_has_no_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A notebook's (or a capture's) sys.stderr has no file descriptor for the child's stderr.
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    client = McpClient.stdio("sdk", PYTHON, [SDK])
+    toolkit = Toolkit()
+    with anyio.fail_after(30):
+        await register_mcp(toolkit, client, trust=True)
+        try:
+            result = await toolkit.call_tool(ToolUseBlock("e", "mcp__sdk__echo", '{"text": "hi"}'))
+            assert result.content == "hi"
         finally:
             await client.close()
 

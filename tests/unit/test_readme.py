@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -103,14 +105,16 @@ def test_the_security_example_hides_refuses_and_asks(capsys: pytest.CaptureFixtu
     ]
 
 
-# The examples above (and the skills example of tests/skills/test_readme_skills.py) are complete
-# programs: each is also type-checked as a user's editor would check it.
+# The examples above (and the skills example of tests/skills/test_readme_skills.py, the MCP one
+# of tests/mcp/test_mcp_readme.py) are complete programs: each is also type-checked as a user's
+# editor would check it.
 PROGRAMS = (
     "async def handle(",
     "run_agent(",
     "view.call_tools(calls, context)",
     "from ferrotool.skills import",
     "Sandbox(hidden=",
+    "register_mcp(toolkit, weather",  # run by tests/mcp/test_mcp_readme.py
 )
 # One error on purpose, so that a checker that reads no file (or reports nothing) fails the test.
 DELIBERATE = 'count: int = "three"\n'
@@ -157,3 +161,74 @@ def test_the_examples_pass_pyright(tmp_path: Path) -> None:
     errors = [d for d in report["generalDiagnostics"] if d["severity"] == "error"]
     assert report["summary"]["filesAnalyzed"] == len(paths), done.stdout
     assert [Path(d["file"]).name for d in errors] == ["deliberate_error.py"], errors
+
+
+# - every block is checked: the shell commands, the extras named -
+
+PYPROJECT = README.parent / "pyproject.toml"
+
+
+def test_every_python_block_is_run_and_type_checked() -> None:
+    checked = [blocks()[0], *(block_with(text) for text in PROGRAMS)]
+    assert [block for block in blocks() if block not in checked] == []
+
+
+def shell_commands() -> list[str]:
+    """Every command of the README's ``bash`` blocks (continuations joined, ``&&`` split)."""
+    text = README.read_text(encoding="utf-8")
+    found = re.findall(r"^([ ]*)```bash\n(.*?)^\1```", text, re.DOTALL | re.MULTILINE)
+    commands: list[str] = []
+    for _, body in found:
+        joined = re.sub(r"\\\n\s*", " ", body)
+        for line in joined.splitlines():
+            commands.extend(part.strip() for part in line.split("&&") if part.strip())
+    return commands
+
+
+def test_the_shell_blocks_run_or_name_real_options() -> None:
+    commands = shell_commands()
+    assert "bash .ci/run" in commands
+    assert (README.parent / ".ci" / "run").is_file()
+    maturin_help = subprocess.run(
+        ["maturin", "develop", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    ran = 0
+    for command in commands:
+        words = shlex.split(command)
+        if words[:2] == ["maturin", "develop"]:
+            for option in (word for word in words if word.startswith("--")):
+                assert re.search(rf"\s{re.escape(option)}\b", maturin_help), command
+        elif words[0] == "ferrotool":  # run, from the project's root, as a reader would
+            done = subprocess.run(
+                [sys.executable, "-m", "ferrotool", *words[1:]],
+                capture_output=True,
+                text=True,
+                check=False,
+                cwd=README.parent,
+                timeout=120,
+            )
+            assert done.returncode == 0, (command, done.stderr)
+            assert done.stdout.strip(), command
+            ran += 1
+        else:
+            known = ("python3 -m venv", ". .venv/bin/activate", "pip install", "bash .ci/run")
+            assert command.startswith(known), f"unchecked command in the README: {command}"
+    assert ran >= 2  # the demo of the install line, and the call with an injected shop
+
+
+def extras() -> dict[str, list[str]]:
+    project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
+    found: dict[str, list[str]] = project["optional-dependencies"]
+    return found
+
+
+def test_the_install_section_names_every_extra_and_only_real_ones() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Install and run") :]
+    section = section[: section.index("\n## ", 3)]
+    assert [name for name in extras() if f"`{name}`" not in section] == []
+    named = re.findall(r"-E ([\w,-]+)|ferrotool\[([\w,-]+)\]", text)
+    assert named
+    for option, brackets in named:
+        for name in (option or brackets).split(","):
+            assert name in extras(), name

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import logging
+import os
 import sys
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TextIO, TypeAlias
 
 import httpx2
 import mcp_types as types
@@ -81,6 +83,28 @@ async def _add_call_headers(request: httpx2.Request) -> None:
         request.headers.update(headers)
 
 
+@functools.cache
+def _devnull() -> TextIO:
+    return open(os.devnull, "w", encoding="utf-8")  # one, for the process
+
+
+def server_stderr() -> TextIO:
+    """Where a stdio server's stderr goes: this process's, through a real file descriptor.
+
+    ``sys.stderr`` when it has one; the interpreter's own stderr when ``sys.stderr`` was replaced
+    by an object without one (a notebook's stream, a capture); else the null device.
+    """
+    for stream in (sys.stderr, sys.__stderr__):
+        if stream is None:
+            continue
+        try:
+            stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            continue
+        return stream
+    return _devnull()
+
+
 async def sdk_client(target: Target, stack: contextlib.AsyncExitStack, **options: Any) -> Client:
     """The SDK client for ``target``; an HTTP client it needs is entered on ``stack``."""
     if isinstance(target, Stdio):
@@ -90,7 +114,7 @@ async def sdk_client(target: Target, stack: contextlib.AsyncExitStack, **options
             env=None if target.env is None else dict(target.env),
             cwd=target.cwd,
         )
-        return Client(stdio_client(parameters, errlog=sys.stderr), **options)
+        return Client(stdio_client(parameters, errlog=server_stderr()), **options)
     if isinstance(target, Sse):
         transport = sse_client(
             target.url,
