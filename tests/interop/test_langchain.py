@@ -199,3 +199,18 @@ def test_sync_invocation_of_an_async_tool_inside_a_trio_run() -> None:
         return exported.invoke({"city": "Rome"})
 
     assert trio.run(main) == "Rome: sunny for 1 day(s)"
+
+
+async def test_content_only_tools_answer_with_the_content() -> None:
+    exported = bridge.langchain_tool(kit(), "get_weather")
+    plain = exported.model_copy(update={"response_format": "content"})
+    ok = await plain.ainvoke(
+        {"type": "tool_call", "name": "get_weather", "args": {"city": "Rome"}, "id": "c1"}
+    )
+    assert isinstance(ok, ToolMessage)
+    assert (ok.content, ok.artifact, ok.status) == ("Rome: sunny for 1 day(s)", None, "success")
+    assert plain.invoke({"city": "Oslo"}) == "Oslo: sunny for 1 day(s)"
+    failed = plain.invoke(
+        {"type": "tool_call", "name": "get_weather", "args": {"city": 3}, "id": "c2"}
+    )
+    assert "city: expected string" in error_artifact(failed, "c2").content

@@ -5,8 +5,9 @@ Export: `langchain_tools(source)` gives one ``BaseTool`` per tool a view shows
 ``bind_tools`` and ``convert_to_openai_tool`` send exactly it). LangChain's arguments go back
 to JSON and through ferrotool's call pipeline; invoked with a tool call, the tool answers with a
 ``ToolMessage`` whose content is the result's text (text and ``image_url`` blocks when it has
-images), whose ``artifact`` is the `ToolResultBlock` itself, failed or not, and whose ``status``
-is ``error`` for ``ERROR``, ``DENIED`` and ``INTERRUPTED`` results. Invoked with bare arguments,
+images), whose ``artifact`` is the `ToolResultBlock` itself, failed or not (with
+``response_format="content"``, a failed one's only), and whose ``status`` is ``error`` for
+``ERROR``, ``DENIED`` and ``INTERRUPTED`` results. Invoked with bare arguments,
 it answers with the content alone; a failed call then raises ``ToolException`` (which LangChain
 turns into the text, as ``handle_tool_error`` is on). A call waiting for approval or for the
 client answers with its text: LangChain core has no suspension of its own (LangGraph's
@@ -129,28 +130,31 @@ class FerrotoolTool(BaseTool):
         arguments = orjson.dumps(kwargs[_ARGUMENTS]).decode()
         return ToolUseBlock(call_id(kwargs.get(_CALL_ID)), self.name, arguments)
 
-    def _answer(
-        self, result: ToolResultBlock, answered: str | None
-    ) -> tuple[object, ToolResultBlock]:
-        """The content and artifact; a failure as an error ``ToolMessage`` that keeps both."""
-        if result.state not in ERROR_STATES:
-            return _content(result), result
-        if answered is None or not self.handle_tool_error:
-            raise ToolException(result.content)
-        message = ToolMessage(
-            _content(result),
-            artifact=result,
-            tool_call_id=answered,
-            name=self.name,
-            status="error",
-        )
-        return message, result
+    def _answer(self, result: ToolResultBlock, answered: str | None) -> object:
+        """What LangChain makes the answer from: the content, and the artifact if it keeps one.
 
-    def _run(self, **kwargs: Any) -> tuple[object, ToolResultBlock]:
+        A failure answering a tool call is an error ``ToolMessage`` with the artifact, whatever
+        the response format; without a call it raises ``ToolException`` (see the module).
+        """
+        if result.state in ERROR_STATES:
+            if answered is None or not self.handle_tool_error:
+                raise ToolException(result.content)
+            content: object = ToolMessage(
+                _content(result),
+                artifact=result,
+                tool_call_id=answered,
+                name=self.name,
+                status="error",
+            )
+        else:
+            content = _content(result)
+        return (content, result) if self.response_format == "content_and_artifact" else content
+
+    def _run(self, **kwargs: Any) -> object:
         call = self._call(kwargs)
         return self._answer(_call_sync(self.view, call, self.context), kwargs.get(_CALL_ID))
 
-    async def _arun(self, **kwargs: Any) -> tuple[object, ToolResultBlock]:
+    async def _arun(self, **kwargs: Any) -> object:
         call = self._call(kwargs)
         return self._answer(await run(self.view, call, self.context), kwargs.get(_CALL_ID))
 
