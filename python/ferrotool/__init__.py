@@ -10,6 +10,7 @@ module it is defined in as its ``__module__`` (the README says why).
 """
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Final
 
 from ferrotool import _core
@@ -17,6 +18,7 @@ from ferrotool._core import ErrorDetail, JsonSchemaValidator
 from ferrotool.errors import (
     AgentError,
     DocumentationWarning,
+    FerrotoolDeprecationWarning,
     FerrotoolError,
     FerrotoolWarning,
     InjectionError,
@@ -110,8 +112,8 @@ if TYPE_CHECKING:  # every public name, for type checkers; at run time each is l
     )
     from ferrotool._values.content import ContentBlock, ImageBlock, JsonBlock, TextBlock
     from ferrotool._values.context import (
-        Agent,
         AgentState,
+        CallingAgent,
         Emitter,
         ProgressSink,
         RuntimeContext,
@@ -139,8 +141,8 @@ _LAZY: Final[dict[str, tuple[str, ...]]] = {
     ),
     "ferrotool._values.content": ("ContentBlock", "ImageBlock", "JsonBlock", "TextBlock"),
     "ferrotool._values.context": (
-        "Agent",
         "AgentState",
+        "CallingAgent",
         "Emitter",
         "ProgressSink",
         "RuntimeContext",
@@ -219,12 +221,24 @@ _LAZY: Final[dict[str, tuple[str, ...]]] = {
 # The public names whose module calls them otherwise.
 _RENAMED: Final[dict[str, str]] = {"compose_middleware": "compose"}
 _WHERE: Final[dict[str, str]] = {name: module for module, names in _LAZY.items() for name in names}
+# Old public names, each still the same object as the name that replaced it, with a
+# `FerrotoolDeprecationWarning` at every use; outside `__all__`, `__dir__` and the type checkers'
+# imports, so star imports and completion offer only the new name.
+_DEPRECATED: Final[dict[str, str]] = {"Agent": "CallingAgent"}
 
 
 def __getattr__(name: str) -> object:
     module = _WHERE.get(name)
     if module is None:
-        raise AttributeError(f"module 'ferrotool' has no attribute {name!r}")
+        renamed = _DEPRECATED.get(name)
+        if renamed is None:
+            raise AttributeError(f"module 'ferrotool' has no attribute {name!r}")
+        warnings.warn(
+            f"ferrotool.{name} is deprecated: use ferrotool.{renamed}, the same object",
+            FerrotoolDeprecationWarning,
+            stacklevel=2,
+        )
+        return __getattr__(renamed)
     value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
     globals()[name] = value  # once: later uses find it without this function
     return value
@@ -243,6 +257,7 @@ __all__ = [  # noqa: RUF022  (grouped by layer, as `_LAZY`; sorted within each g
     # errors: every exception and warning (`ferrotool.errors`), loaded with the package
     "AgentError",
     "DocumentationWarning",
+    "FerrotoolDeprecationWarning",
     "FerrotoolError",
     "FerrotoolWarning",
     "InjectionError",
@@ -262,8 +277,8 @@ __all__ = [  # noqa: RUF022  (grouped by layer, as `_LAZY`; sorted within each g
     "JsonSchemaValidator",
     # _values: frozen values
     "BASIC",
-    "Agent",
     "AgentState",
+    "CallingAgent",
     "ContentBlock",
     "Emitter",
     "ExecutionConfig",

@@ -194,6 +194,10 @@ class FerrotoolWarning(Warning):
     """
 
 
+class FerrotoolDeprecationWarning(FerrotoolWarning, DeprecationWarning):
+    """A public name that is going away was used; the message names its replacement."""
+
+
 class DocumentationWarning(FerrotoolWarning, UserWarning):
     """A tool's docstring and signature disagree about its parameters."""
 
@@ -224,6 +228,7 @@ __all__ = [
     "CliError",
     "DocumentationWarning",
     "ErrorDetailFields",
+    "FerrotoolDeprecationWarning",
     "FerrotoolError",
     "FerrotoolWarning",
     "InjectionError",

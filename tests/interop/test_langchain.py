@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
+import trio
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import ToolException
@@ -138,3 +139,78 @@ async def test_langchain_tools_imported_into_a_toolkit() -> None:
     failed = await toolkit.call_tool(ToolUseBlock("c3", "fragile", '{"name": "bad"}'))
     assert failed.state is ToolResultState.ERROR
     assert "no such name" in failed.content
+
+
+@tool
+async def flaky(city: str) -> str:
+    """Fails for one city."""
+    if city == "Atlantis":
+        raise LookupError("no such city")
+    return city
+
+
+def error_artifact(answer: object, call_id: str) -> ToolResultBlock:
+    assert isinstance(answer, ToolMessage)
+    assert (answer.status, answer.tool_call_id) == ("error", call_id)
+    assert isinstance(answer.artifact, ToolResultBlock)
+    assert answer.artifact.state is ToolResultState.ERROR
+    assert answer.artifact.id == call_id
+    assert answer.content == answer.artifact.content
+    return answer.artifact
+
+
+async def test_an_error_result_keeps_its_artifact() -> None:
+    toolkit = kit()
+    toolkit.register(flaky)
+    weather = bridge.langchain_tool(toolkit, "get_weather")
+    invalid = await weather.ainvoke(
+        {"type": "tool_call", "name": "get_weather", "args": {"city": 3}, "id": "c1"}
+    )
+    assert "city: expected string" in error_artifact(invalid, "c1").content
+    raised = bridge.langchain_tool(toolkit, "flaky").invoke(
+        {"type": "tool_call", "name": "flaky", "args": {"city": "Atlantis"}, "id": "c2"}
+    )
+    assert "no such city" in error_artifact(raised, "c2").content
+    assert error_artifact(raised, "c2").name == "flaky"
+
+
+def test_an_error_result_without_a_tool_call_is_its_text() -> None:
+    weather = bridge.langchain_tool(kit(), "get_weather")
+    assert "city: expected string" in weather.invoke({"city": 3})
+    strict = weather.model_copy(update={"handle_tool_error": False})
+    with pytest.raises(ToolException, match="city: expected string"):
+        strict.invoke({"type": "tool_call", "name": "get_weather", "args": {"city": 3}, "id": "c"})
+
+
+async def test_sync_invocation_of_an_async_tool_inside_a_running_loop() -> None:
+    exported = bridge.langchain_tool(kit(), "get_weather")
+    answer = exported.invoke(
+        {"type": "tool_call", "name": "get_weather", "args": {"city": "Rome"}, "id": "c1"}
+    )
+    assert isinstance(answer, ToolMessage)
+    assert (answer.content, answer.status) == ("Rome: sunny for 1 day(s)", "success")
+    assert exported.invoke({"city": "Oslo", "days": 2}) == "Oslo: sunny for 2 day(s)"
+
+
+def test_sync_invocation_of_an_async_tool_inside_a_trio_run() -> None:
+    exported = bridge.langchain_tool(kit(), "get_weather")
+
+    async def main() -> object:
+        return exported.invoke({"city": "Rome"})
+
+    assert trio.run(main) == "Rome: sunny for 1 day(s)"
+
+
+async def test_content_only_tools_answer_with_the_content() -> None:
+    exported = bridge.langchain_tool(kit(), "get_weather")
+    plain = exported.model_copy(update={"response_format": "content"})
+    ok = await plain.ainvoke(
+        {"type": "tool_call", "name": "get_weather", "args": {"city": "Rome"}, "id": "c1"}
+    )
+    assert isinstance(ok, ToolMessage)
+    assert (ok.content, ok.artifact, ok.status) == ("Rome: sunny for 1 day(s)", None, "success")
+    assert plain.invoke({"city": "Oslo"}) == "Oslo: sunny for 1 day(s)"
+    failed = plain.invoke(
+        {"type": "tool_call", "name": "get_weather", "args": {"city": 3}, "id": "c2"}
+    )
+    assert "city: expected string" in error_artifact(failed, "c2").content

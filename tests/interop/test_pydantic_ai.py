@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from typing import Any
 
@@ -24,6 +25,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
 from ferrotool import (
+    Injected,
     InMemorySessionStore,
     PermissionContext,
     PermissionDecision,
@@ -253,3 +255,73 @@ async def test_pydantic_ai_tools_imported_into_a_toolkit() -> None:
     )
     assert with_deps.content == "3.00 EUR (c3)"
     assert toolkit.get_spec("total").description == "Price some order lines."  # type: ignore[union-attr]
+
+
+@dataclasses.dataclass(frozen=True)
+class Account:
+    owner: str
+
+
+def deps_kit(arrived: asyncio.Barrier | None = None) -> Toolkit:
+    @tool
+    async def balance(currency: str, account: Injected[Account], shop: Injected[Shop]) -> str:
+        """The balance of the run's account."""
+        if arrived is not None:
+            async with asyncio.timeout(10):
+                await arrived.wait()  # both runs are inside a call at once
+        return f"{account.owner}: 10 {currency} ({shop.currency} shop)"
+
+    toolkit = Toolkit()
+    toolkit.register(balance)
+    return toolkit
+
+
+def balance_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    if len(messages) == 1:
+        return ModelResponse(parts=[call("balance", {"currency": "EUR"}, "c1")])
+    return ModelResponse(parts=[TextPart(str(returns(messages)["c1"]))])
+
+
+async def test_each_runs_deps_reach_the_tools_of_a_toolset_shared_by_concurrent_runs() -> None:
+    arrived = asyncio.Barrier(2)
+    shop = RuntimeContext.of(Shop("EUR"), user_id="ann")
+    agent = Agent(
+        FunctionModel(balance_model),
+        deps_type=Account,
+        toolsets=[bridge.toolset(deps_kit(arrived), shop)],
+    )
+    ann, bob = await asyncio.gather(
+        agent.run("Balance?", deps=Account("ann")), agent.run("Balance?", deps=Account("bob"))
+    )
+    assert ann.output == "ann: 10 EUR (EUR shop)"
+    assert bob.output == "bob: 10 EUR (EUR shop)"
+
+
+async def test_a_runtime_context_as_deps_is_the_runs_context() -> None:
+    agent = Agent(
+        FunctionModel(balance_model),
+        deps_type=RuntimeContext,
+        toolsets=[bridge.toolset(deps_kit(), RuntimeContext.of(Shop("EUR")))],
+    )
+    result = await agent.run("?", deps=RuntimeContext.of(Account("cy"), Shop("NOK")))
+    assert result.output == "cy: 10 EUR (NOK shop)"
+
+
+async def test_context_from_builds_each_calls_context_from_the_run() -> None:
+    def context(ctx: RunContext[Account]) -> RuntimeContext:
+        return RuntimeContext.of(ctx.deps, Shop("SEK"), user_id=ctx.deps.owner)
+
+    toolsets = [bridge.toolset(deps_kit(), context_from=context)]
+    agent = Agent(FunctionModel(balance_model), deps_type=Account, toolsets=toolsets)
+    assert (await agent.run("?", deps=Account("dee"))).output == "dee: 10 EUR (SEK shop)"
+    one = bridge.tool(deps_kit(), "balance", context_from=context)
+    agent = Agent(FunctionModel(balance_model), deps_type=Account, tools=[one])
+    assert (await agent.run("?", deps=Account("eve"))).output == "eve: 10 EUR (SEK shop)"
+    with pytest.raises(TypeError, match="context_from"):
+        bridge.toolset(deps_kit(), RuntimeContext(), context_from=context)
+
+
+async def test_one_exported_tool_sees_the_runs_deps() -> None:
+    one = bridge.tool(deps_kit(), "balance", RuntimeContext.of(Shop("DKK")))
+    agent = Agent(FunctionModel(balance_model), deps_type=Account, tools=[one])
+    assert (await agent.run("?", deps=Account("fay"))).output == "fay: 10 EUR (DKK shop)"

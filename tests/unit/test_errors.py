@@ -34,12 +34,14 @@ def test_every_warning_is_a_ferrotool_warning_of_its_builtin_category() -> None:
     found = set(_classes(Warning))
     assert found == {
         errors.FerrotoolWarning,
+        errors.FerrotoolDeprecationWarning,
         errors.DocumentationWarning,
         errors.SandboxWarning,
         errors.StrictSchemaWarning,
         errors.StuckToolWarning,
     }
     assert not issubclass(errors.FerrotoolWarning, errors.FerrotoolError)
+    assert issubclass(errors.FerrotoolDeprecationWarning, DeprecationWarning)
     assert issubclass(errors.DocumentationWarning, UserWarning)
     assert issubclass(errors.StrictSchemaWarning, UserWarning)
     assert issubclass(errors.StuckToolWarning, UserWarning)

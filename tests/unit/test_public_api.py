@@ -2,7 +2,8 @@
 
 `__init__.py` names every public name three times, for three readers: the `TYPE_CHECKING`
 imports (type checkers), `_LAZY` (the PEP 562 `__getattr__`) and `__all__` (star imports,
-documentation tools). These tests hold the three to one list.
+documentation tools). These tests hold the three to one list; the deprecated old names
+(`_DEPRECATED`) are in none of them.
 
 Public classes keep the module they are defined in as ``__module__`` (the README's "Layout"
 says why: rewriting it to ``"ferrotool"``, as httpx does, breaks `typing.get_type_hints`); they
@@ -74,6 +75,21 @@ def test_the_lazy_table_and_the_type_checking_imports_agree() -> None:
     }
     assert _type_checking_imports() == table
     assert set(ferrotool._RENAMED) <= set(ferrotool._WHERE)
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(ferrotool._DEPRECATED.items()))
+def test_a_deprecated_name_is_its_replacement_with_a_warning_and_listed_nowhere(
+    old: str, new: str
+) -> None:
+    assert new in ferrotool.__all__
+    assert old not in {*ferrotool.__all__, *ferrotool._WHERE, *_type_checking_imports()}
+    assert old not in dir(ferrotool)
+    with pytest.warns(errors.FerrotoolDeprecationWarning, match=f"use ferrotool.{new}"):
+        value = getattr(ferrotool, old)
+    assert value is getattr(ferrotool, new)
+    assert old not in vars(ferrotool)  # not cached: every use warns
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        ferrotool.Nothing  # noqa: B018
 
 
 def test_all_is_grouped_by_layer_in_the_lazy_tables_order() -> None:

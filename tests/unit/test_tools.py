@@ -9,8 +9,8 @@ import orjson
 import pytest
 
 from ferrotool import (
-    Agent,
     AgentState,
+    CallingAgent,
     DocumentationWarning,
     Emitter,
     FunctionTool,
@@ -167,7 +167,7 @@ def test_injected_parameters_never_reach_the_schema() -> None:
         city: str,
         emitter: Emitter,
         context: RuntimeContext,
-        agent: Agent | None,
+        agent: CallingAgent | None,
         state: MyState,
         db: Database,
         cache: Injected[dict[str, int]] | None = None,

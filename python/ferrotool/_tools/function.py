@@ -371,7 +371,7 @@ def tool(
     the signature lacks, or leaves one out, gives a `DocumentationWarning`.
 
     Parameters the model does not fill are injected per call and never shown to it: those
-    annotated `Emitter`, `RuntimeContext`, `Agent`, `ToolUseBlock`, `AgentState` (with
+    annotated `Emitter`, `RuntimeContext`, `CallingAgent`, `ToolUseBlock`, `AgentState` (with
     ``state_injected=True``), ``Injected[T]``, a class listed in ``inject``, and with
     ``explicit_params=True`` every parameter without a `Param` marker (the chapter's rule).
 

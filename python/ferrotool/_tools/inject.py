@@ -1,7 +1,7 @@
 """Injection: the parameters a tool receives from the call instead of from the model.
 
 Decided once, when a function tool is defined (`Planner`), and applied per call (`inject`):
-`Emitter`, `RuntimeContext`, `Agent`, `ToolUseBlock`, `AgentState` and values read from the
+`Emitter`, `RuntimeContext`, `CallingAgent`, `ToolUseBlock`, `AgentState` and values read from the
 context by type never appear in the tool's schema.
 """
 
@@ -18,7 +18,13 @@ from typing import Annotated, Final, TypeAlias, TypeVar, cast, final
 from ferrotool._schema.params import Param
 from ferrotool._tools.base import agent_state
 from ferrotool._values.calls import ToolUseBlock
-from ferrotool._values.context import Agent, AgentState, Emitter, ProgressSink, RuntimeContext
+from ferrotool._values.context import (
+    AgentState,
+    CallingAgent,
+    Emitter,
+    ProgressSink,
+    RuntimeContext,
+)
 from ferrotool.errors import InjectionError, SchemaError
 
 T = TypeVar("T")
@@ -62,7 +68,7 @@ _SPECIAL: Final[Mapping[object, _Inject]] = types.MappingProxyType(
     {
         Emitter: _Inject.EMITTER,
         RuntimeContext: _Inject.CONTEXT,
-        Agent: _Inject.AGENT,
+        CallingAgent: _Inject.AGENT,
         ToolUseBlock: _Inject.CALL,
     }
 )

@@ -17,7 +17,7 @@ _log = logging.getLogger("ferrotool")
 
 
 @runtime_checkable
-class Agent(Protocol):
+class CallingAgent(Protocol):
     """The agent on whose behalf a tool runs; any object with a ``name`` qualifies."""
 
     @property
@@ -196,8 +196,8 @@ class Emitter:
 
 __all__ = [
     "EMPTY_CONTEXT",
-    "Agent",
     "AgentState",
+    "CallingAgent",
     "Emitter",
     "ProgressSink",
     "RuntimeContext",

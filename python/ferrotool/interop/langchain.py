@@ -5,10 +5,17 @@ Export: `langchain_tools(source)` gives one ``BaseTool`` per tool a view shows
 ``bind_tools`` and ``convert_to_openai_tool`` send exactly it). LangChain's arguments go back
 to JSON and through ferrotool's call pipeline; invoked with a tool call, the tool answers with a
 ``ToolMessage`` whose content is the result's text (text and ``image_url`` blocks when it has
-images), whose ``artifact`` is the `ToolResultBlock` itself, and whose ``status`` is ``error``
-for ``ERROR``, ``DENIED`` and ``INTERRUPTED`` results. A call waiting for approval or for the
+images), whose ``artifact`` is the `ToolResultBlock` itself, failed or not (with
+``response_format="content"``, a failed one's only), and whose ``status`` is ``error`` for
+``ERROR``, ``DENIED`` and ``INTERRUPTED`` results. Invoked with bare arguments,
+it answers with the content alone; a failed call then raises ``ToolException`` (which LangChain
+turns into the text, as ``handle_tool_error`` is on). A call waiting for approval or for the
 client answers with its text: LangChain core has no suspension of its own (LangGraph's
 ``interrupt`` is where an application would wire one, from the artifact).
+
+A sync ``invoke`` runs the call on the calling thread; inside a running event loop (asyncio or
+trio), where a call that needs a loop of its own cannot start one, it runs on a worker thread
+of its own while the caller waits, as LangChain runs async callbacks from sync code.
 
 Import: `from_langchain(tool)` is a ferrotool tool whose schema is the LangChain tool's
 ``tool_call_schema`` and whose call awaits ``ainvoke`` with the validated arguments.
@@ -16,7 +23,11 @@ Import: `from_langchain(tool)` is a ferrotool tool whose schema is the LangChain
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, cast, final
 
 import orjson
@@ -25,6 +36,7 @@ from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, ConfigDict
 
 from ferrotool._definitions.wire import ERROR_STATES, image_url, json_text
+from ferrotool._execution.loopback import running_trio
 from ferrotool._registry.view import ToolView
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
@@ -61,6 +73,40 @@ def _content(result: ToolResultBlock) -> str | list[str | dict[str, Any]]:
     return parts
 
 
+def _in_event_loop() -> bool:
+    """Whether this thread runs an event loop (asyncio or trio) now."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return running_trio() is not None
+    return True
+
+
+def _outside_loop(
+    view: ToolView, call: ToolUseBlock, context: RuntimeContext | None
+) -> ToolResultBlock:
+    """`ToolView.call_tool_sync` in a copy of a loop's context, on a thread without a loop.
+
+    The copy keeps the caller's context variables but one: sniffio's, which says which async
+    library runs (a thread without a loop runs none, and anyio starts a loop only there).
+    """
+    sniffio = sys.modules.get("sniffio")
+    if sniffio is not None:
+        sniffio.current_async_library_cvar.set(None)
+    return view.call_tool_sync(call, context)
+
+
+def _call_sync(
+    view: ToolView, call: ToolUseBlock, context: RuntimeContext | None
+) -> ToolResultBlock:
+    """`ToolView.call_tool_sync`, on a worker thread when this one runs an event loop."""
+    if not _in_event_loop():
+        return view.call_tool_sync(call, context)
+    with ThreadPoolExecutor(1, thread_name_prefix="ferrotool-langchain") as worker:
+        copied = contextvars.copy_context()
+        return worker.submit(copied.run, _outside_loop, view, call, context).result()
+
+
 @final
 class FerrotoolTool(BaseTool):
     """A ferrotool tool as a LangChain tool (see the module). Build it with `langchain_tool`."""
@@ -84,19 +130,33 @@ class FerrotoolTool(BaseTool):
         arguments = orjson.dumps(kwargs[_ARGUMENTS]).decode()
         return ToolUseBlock(call_id(kwargs.get(_CALL_ID)), self.name, arguments)
 
-    @staticmethod
-    def _answer(result: ToolResultBlock) -> tuple[object, ToolResultBlock]:
+    def _answer(self, result: ToolResultBlock, answered: str | None) -> object:
+        """What LangChain makes the answer from: the content, and the artifact if it keeps one.
+
+        A failure answering a tool call is an error ``ToolMessage`` with the artifact, whatever
+        the response format; without a call it raises ``ToolException`` (see the module).
+        """
         if result.state in ERROR_STATES:
-            raise ToolException(result.content)
-        return _content(result), result
+            if answered is None or not self.handle_tool_error:
+                raise ToolException(result.content)
+            content: object = ToolMessage(
+                _content(result),
+                artifact=result,
+                tool_call_id=answered,
+                name=self.name,
+                status="error",
+            )
+        else:
+            content = _content(result)
+        return (content, result) if self.response_format == "content_and_artifact" else content
 
-    def _run(self, **kwargs: Any) -> tuple[object, ToolResultBlock]:
+    def _run(self, **kwargs: Any) -> object:
         call = self._call(kwargs)
-        return self._answer(self.view.call_tool_sync(call, self.context))
+        return self._answer(_call_sync(self.view, call, self.context), kwargs.get(_CALL_ID))
 
-    async def _arun(self, **kwargs: Any) -> tuple[object, ToolResultBlock]:
+    async def _arun(self, **kwargs: Any) -> object:
         call = self._call(kwargs)
-        return self._answer(await run(self.view, call, self.context))
+        return self._answer(await run(self.view, call, self.context), kwargs.get(_CALL_ID))
 
 
 def langchain_tool(

@@ -13,6 +13,13 @@ timeouts), and the result comes back the way pydantic-ai speaks:
   approved through ``DeferredToolResults``, the call runs again without asking);
 - an external (client) tool: ``CallDeferred``, for the client to answer.
 
+Each call's `RuntimeContext` comes from its run: by default the toolset's ``context`` with the
+run's ``deps`` added under their type (`RuntimeContext.with_value`), so a tool parameter
+``Injected[Deps]`` receives the ``deps=`` given to ``agent.run``; deps that are a
+`RuntimeContext` are the run's context themselves. ``context_from`` builds the context from the
+run instead (``RunContext`` in, `RuntimeContext` out). One toolset serves concurrent runs, each
+with its own deps.
+
 A toolset over a view with a session store reloads the view after each call, so a
 ``reset_tools`` call changes the tools pydantic-ai offers at its next step.
 
@@ -24,8 +31,8 @@ validator (its types).
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
-from typing import Any, final
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias, final
 
 import orjson
 from pydantic_ai import (
@@ -41,12 +48,13 @@ from pydantic_ai import (
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_ai.usage import RunUsage
 from pydantic_core import SchemaValidator, core_schema
+from typing_extensions import TypeVar
 
 from ferrotool._definitions.wire import ERROR_STATES, json_text
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.content import ImageBlock, JsonBlock, TextBlock
-from ferrotool._values.context import RuntimeContext
+from ferrotool._values.context import EMPTY_CONTEXT, RuntimeContext
 from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec
 from ferrotool.interop._common import (
@@ -59,8 +67,38 @@ from ferrotool.interop._common import (
     view_of,
 )
 
+DepsT = TypeVar("DepsT", default=object, contravariant=True)
+"""The type of a run's ``deps`` (pydantic-ai's ``AgentDepsT``)."""
+
+ContextFrom: TypeAlias = Callable[[RunContext[DepsT]], RuntimeContext]
+"""Builds a call's `RuntimeContext` from the pydantic-ai run it belongs to."""
+
 _ANY_ARGUMENTS = SchemaValidator(core_schema.any_schema())
 """pydantic-ai's side of validation: none (ferrotool validates every call)."""
+
+
+def _with_deps(context: RuntimeContext | None, deps: object) -> RuntimeContext | None:
+    """``context`` with a run's ``deps`` under their type (deps that are a context replace it)."""
+    if deps is None:
+        return context
+    if isinstance(deps, RuntimeContext):
+        return deps
+    return (context or EMPTY_CONTEXT).with_value(deps)
+
+
+def _context_of(
+    context: RuntimeContext | None, context_from: ContextFrom[DepsT] | None
+) -> Callable[[RunContext[DepsT]], RuntimeContext | None]:
+    """How a call's context comes from its run (see the module).
+
+    Raises:
+        TypeError: Both ``context`` and ``context_from`` are given.
+    """
+    if context_from is None:
+        return lambda ctx: _with_deps(context, ctx.deps)
+    if context is not None:
+        raise TypeError("give a context or context_from, not both: context_from builds it all")
+    return context_from
 
 
 def _answer(result: ToolResultBlock) -> object:
@@ -100,19 +138,24 @@ def _definition(spec: ToolSpec, strict: bool | None) -> ToolDefinition:
 
 
 @final
-class FerrotoolToolset(AbstractToolset[object]):
+class FerrotoolToolset(AbstractToolset[DepsT]):
     """The tools of a ferrotool view, as a pydantic-ai toolset (see the module).
 
     Build one per request over the request's view (``registry.open_view(...)``): over a view
     with a session it keeps that session's view, reloaded after each call. Over a toolkit or a
-    registry (their default view, no session) one toolset serves every run.
+    registry (their default view, no session) one toolset serves every run, each call in its
+    own run's context.
 
     Args:
         source: A `ToolView` (a request's), or a `Toolkit` or `Registry` (their default view).
-        context: The runtime context of every call.
+        context: The runtime context of every call, to which each run's ``deps`` are added.
+        context_from: Builds each call's context from its run instead (not with ``context``).
         strict: Ask for strict schemas where a tool does not say.
         names: Only these tools (default: every tool the view shows).
         id: The toolset's id, for pydantic-ai.
+
+    Raises:
+        TypeError: Both ``context`` and ``context_from`` are given.
     """
 
     def __init__(
@@ -120,12 +163,14 @@ class FerrotoolToolset(AbstractToolset[object]):
         source: ToolSource,
         context: RuntimeContext | None = None,
         *,
+        context_from: ContextFrom[DepsT] | None = None,
         strict: bool | None = None,
         names: Sequence[str] | None = None,
         id: str | None = None,
     ) -> None:
         self.view = view_of(source)
         self.context = context
+        self._context_of = _context_of(context, context_from)
         self.strict = strict
         self.names = None if names is None else tuple(names)
         self._id = id
@@ -135,7 +180,7 @@ class FerrotoolToolset(AbstractToolset[object]):
         """The toolset's id, if given."""
         return self._id
 
-    async def get_tools(self, ctx: RunContext[object]) -> dict[str, ToolsetTool[object]]:
+    async def get_tools(self, ctx: RunContext[DepsT]) -> dict[str, ToolsetTool[DepsT]]:
         """The view's tools, as pydantic-ai definitions."""
         names = self.view.names() if self.names is None else self.names
         return {
@@ -152,13 +197,13 @@ class FerrotoolToolset(AbstractToolset[object]):
         self,
         name: str,
         tool_args: dict[str, Any],
-        ctx: RunContext[object],
-        tool: ToolsetTool[object],
+        ctx: RunContext[DepsT],
+        tool: ToolsetTool[DepsT],
     ) -> object:
-        """Run one call through ferrotool, answering as a pydantic-ai tool does."""
+        """Run one call through ferrotool in its run's context, answering as pydantic-ai does."""
         call = ToolUseBlock(call_id(ctx.tool_call_id), name, orjson.dumps(tool_args).decode())
         approved = bool(ctx.tool_call_approved)
-        result = await run(self.view, call, self.context, approved=approved)
+        result = await run(self.view, call, self._context_of(ctx), approved=approved)
         if self.view.session is not None:
             self.view = await self.view.reload()
         return _answer(result)
@@ -168,27 +213,52 @@ def toolset(
     source: ToolSource,
     context: RuntimeContext | None = None,
     *,
+    context_from: ContextFrom[DepsT] | None = None,
     strict: bool | None = None,
     names: Sequence[str] | None = None,
     id: str | None = None,
-) -> FerrotoolToolset:
-    """Every tool of ``source`` (or only ``names``) as a pydantic-ai toolset."""
-    return FerrotoolToolset(source, context, strict=strict, names=names, id=id)
+) -> FerrotoolToolset[DepsT]:
+    """Every tool of ``source`` (or only ``names``) as a pydantic-ai toolset.
+
+    See `FerrotoolToolset` for the arguments.
+
+    Raises:
+        TypeError: Both ``context`` and ``context_from`` are given.
+    """
+    return FerrotoolToolset(
+        source, context, context_from=context_from, strict=strict, names=names, id=id
+    )
 
 
-def tool(source: ToolSource, name: str, context: RuntimeContext | None = None) -> Tool[object]:
+def tool(
+    source: ToolSource,
+    name: str,
+    context: RuntimeContext | None = None,
+    *,
+    context_from: ContextFrom[DepsT] | None = None,
+) -> Tool[DepsT]:
     """One ferrotool tool as a ``pydantic_ai.Tool`` (its calls run through ``source``).
+
+    Each call's context comes from its run, as a toolset's does (see the module).
+
+    Args:
+        source: A `ToolView`, or a `Toolkit` or `Registry` (their default view).
+        name: The tool.
+        context: The runtime context of every call, to which each run's ``deps`` are added.
+        context_from: Builds each call's context from its run instead (not with ``context``).
 
     Raises:
         InteropError: ``source`` shows no tool ``name``.
+        TypeError: Both ``context`` and ``context_from`` are given.
     """
     view = view_of(source)
     spec = spec_of(view, name)
+    context_of = _context_of(context, context_from)
 
-    async def call(ctx: RunContext[object], **arguments: object) -> object:
+    async def call(ctx: RunContext[DepsT], **arguments: object) -> object:
         block = ToolUseBlock(call_id(ctx.tool_call_id), name, orjson.dumps(arguments).decode())
-        result = await run(view, block, context, approved=bool(ctx.tool_call_approved))
-        return _answer(result)
+        approved = bool(ctx.tool_call_approved)
+        return _answer(await run(view, block, context_of(ctx), approved=approved))
 
     return Tool.from_schema(
         call,
@@ -249,4 +319,4 @@ def from_pydantic_ai(
     return _PydanticAITool(imported, deps_type)
 
 
-__all__ = ["FerrotoolToolset", "from_pydantic_ai", "tool", "toolset"]
+__all__ = ["ContextFrom", "FerrotoolToolset", "from_pydantic_ai", "tool", "toolset"]
