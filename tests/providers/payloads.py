@@ -83,3 +83,20 @@ def json_delta(index: int, text: str) -> tuple[str, dict[str, Any]]:
         index=index,
         delta={"type": "input_json_delta", "partial_json": text},
     )
+
+
+def block_delta(index: int, **delta: Any) -> tuple[str, dict[str, Any]]:
+    """A ``content_block_delta`` event (``text_delta``, ``thinking_delta``, ``signature_delta``)."""
+    return sse("content_block_delta", index=index, delta=delta)
+
+
+def streamed(*blocks: tuple[dict[str, Any], list[dict[str, Any]]], stop: str) -> list[Any]:
+    """A whole Messages stream: each block's start (its empty form), its deltas, its stop."""
+    events: list[Any] = [sse("message_start", message=message() | {"stop_reason": None})]
+    for index, (start, deltas) in enumerate(blocks):
+        events.append(sse("content_block_start", index=index, content_block=start))
+        events += [block_delta(index, **delta) for delta in deltas]
+        events.append(sse("content_block_stop", index=index))
+    events.append(sse("message_delta", delta={"stop_reason": stop}, usage={"output_tokens": 5}))
+    events.append(sse("message_stop"))
+    return events
