@@ -73,13 +73,13 @@ class GeminiModel:
         self.stream = stream
         self.settings = dict(settings or {})
 
-    def contents(self, request: ModelRequest) -> list[ContentUnionDict]:
+    def contents(self, request: ModelRequest) -> list[Content | ContentDict]:
         """The request's transcript as Gemini contents.
 
         A turn's results go in one ``user`` content, with the person's text that follows them;
         the system prompt goes in the config's ``system_instruction``.
         """
-        out: list[ContentUnionDict] = []
+        out: list[Content | ContentDict] = []
         for item in transcript_groups(request.messages):
             if isinstance(item, tuple):
                 out.append(gemini.user_turn(item))
@@ -115,7 +115,8 @@ class GeminiModel:
             AgentError: The stream ended without a response.
         """
         models = self.client.aio.models
-        contents, config = self.contents(request), self.config(request)
+        contents = cast("list[ContentUnionDict]", self.contents(request))
+        config = self.config(request)
         if not self.stream:
             response = await models.generate_content(
                 model=self.model, contents=contents, config=config

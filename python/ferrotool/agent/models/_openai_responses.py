@@ -113,6 +113,7 @@ class OpenAIResponsesModel:
         calls = ToolCallStream(openai_responses.deltas)
         done: dict[int, ResponseOutputItem] = {}
         final: Response | None = None
+        failed: Response | None = None
         async with stream:  # closed whatever happens, read to its end or not
             async for event in stream:
                 if event.type == "response.output_text.delta" and on_delta is not None:
@@ -122,9 +123,11 @@ class OpenAIResponsesModel:
                 elif event.type == "response.completed" or event.type == "response.incomplete":
                     final = event.response
                 elif event.type == "response.failed":
-                    raise AgentError(f"the response failed: {event.response.error}")
+                    failed = event.response
                 if on_delta is not None:
                     report_calls(calls, event, on_delta)
+        if failed is not None:
+            raise AgentError(f"the response failed: {failed.error}")
         if final is None:
             raise AgentError("the response stream ended before the response was complete")
         if not final.output and done:  # a server that sends the items only one by one
