@@ -8,6 +8,8 @@ signatures; a streaming model reports its text and arguments as they come.
 from __future__ import annotations
 
 import base64
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -15,8 +17,9 @@ from anthropic import AsyncAnthropic
 from google import genai
 from google.genai import types
 from openai import AsyncOpenAI
+from openai.types.responses import Response
 
-from ferrotool import AgentError, Toolkit, ToolUseBlock, tool
+from ferrotool import AgentError, ProviderShapeError, Toolkit, ToolUseBlock, tool
 from ferrotool.agent import (
     AgentEvent,
     AgentRun,
@@ -33,6 +36,7 @@ from ferrotool.agent import (
     UserMessage,
     run_agent,
 )
+from ferrotool.providers import gemini, openai_responses
 from providers.payloads import (
     candidate,
     chunk,
@@ -155,13 +159,14 @@ async def test_the_chat_model_sends_the_call_and_its_result_back(stream: bool) -
 
 THINKING = {"type": "thinking", "thinking": "The user wants weather.", "signature": "sig-1"}
 REDACTED = {"type": "redacted_thinking", "data": "opaque"}
+CHECKING = {"type": "text", "text": "Checking."}
 
 
 def anthropic_script(stream: bool) -> list[Reply | Events]:
     call = tool_use("call_1", "get_weather", {"city": "Paris"})
     if not stream:
         return [
-            Reply(message(THINKING, REDACTED, call)),
+            Reply(message(THINKING, REDACTED, CHECKING, call)),
             Reply(message({"type": "text", "text": "Sunny in Paris."})),
         ]
     calling = streamed(
@@ -174,6 +179,7 @@ def anthropic_script(stream: bool) -> list[Reply | Events]:
             ],
         ),
         (REDACTED, []),
+        ({"type": "text", "text": ""}, [{"type": "text_delta", "text": "Checking."}]),
         (
             tool_use("call_1", "get_weather", {}),
             [{"type": "input_json_delta", "partial_json": text} for text in ARGUMENTS],
@@ -196,7 +202,7 @@ async def test_the_anthropic_model_sends_thinking_back_with_its_signature(stream
         async with AsyncAnthropic(base_url=server.url, api_key="t", max_retries=0) as client:
             events = await run(AnthropicModel(client, "claude-test", stream=stream))
     assert final(events).reply.text == "Sunny in Paris."
-    check_deltas(events, stream, ["Sunny ", "in Paris."])
+    check_deltas(events, stream, ["Checking.", "Sunny ", "in Paris."])
     assert [request.path for request in server.requests] == ["/v1/messages"] * 2
     first, second = server.bodies()
     assert first.get("stream", False) is stream
@@ -204,7 +210,12 @@ async def test_the_anthropic_model_sends_thinking_back_with_its_signature(stream
     assert second["messages"][1:] == [
         {
             "role": "assistant",
-            "content": [THINKING, REDACTED, tool_use("call_1", "get_weather", {"city": "Paris"})],
+            "content": [
+                THINKING,
+                REDACTED,
+                CHECKING,
+                tool_use("call_1", "get_weather", {"city": "Paris"}),
+            ],
         },
         {
             "role": "user",
@@ -461,3 +472,33 @@ def test_a_reply_from_elsewhere_is_written_in_each_providers_shape() -> None:
             "arguments": '{"city": "Paris"}',
         },
     ]
+
+
+def test_output_items_read_alike_from_the_sdk_object_and_the_wire_dict() -> None:
+    wire = response(REASONING, CALL, output_message("Done."))
+    expected = [REASONING, CALL, output_message("Done.")]
+    assert openai_responses.output_items(wire) == expected
+    assert openai_responses.output_items(Response.model_validate(wire)) == expected
+    with pytest.raises(ProviderShapeError, match="not an object"):
+        openai_responses.output_items(["reasoning"])
+
+
+def test_the_model_content_is_the_first_candidates() -> None:
+    wire = candidate({"text": "Hi."})
+    assert gemini.model_content(wire) == wire["candidates"][0]["content"]
+    sdk = types.GenerateContentResponse.model_validate(wire)
+    assert sdk.candidates
+    assert gemini.model_content(sdk) is sdk.candidates[0].content
+    with pytest.raises(ProviderShapeError, match="no content"):
+        gemini.model_content({"candidates": [{"finishReason": "SAFETY"}]})
+
+
+def test_importing_the_models_imports_no_sdk() -> None:
+    program = (
+        "import sys, ferrotool.agent, ferrotool.agent.models; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'openai', 'anthropic', 'google'}))"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    )
+    assert found.stdout.strip() == "[]"
