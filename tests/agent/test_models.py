@@ -21,7 +21,16 @@ from ferrotool.agent import (
     UserMessage,
     run_agent,
 )
-from providers.payloads import chunk, completion, json_delta, message, piece, sse, tool_use
+from providers.payloads import (
+    chunk,
+    completion,
+    json_delta,
+    message,
+    piece,
+    sse,
+    streamed,
+    tool_use,
+)
 from providers.wire import Events, ModelServer, Reply
 
 
@@ -178,6 +187,46 @@ async def test_the_anthropic_model_streams_text_and_arguments() -> None:
     assert server.bodies()[1]["messages"][1]["content"] == [
         tool_use("toolu_1", "get_weather", {"city": "Paris"})
     ]
+
+
+async def test_the_streaming_anthropic_model_sends_thinking_back_with_its_signature() -> None:
+    thinking = {"type": "thinking", "thinking": "", "signature": ""}
+    redacted = {"type": "redacted_thinking", "data": "opaque"}
+    calling = streamed(
+        (
+            thinking,
+            [
+                {"type": "thinking_delta", "thinking": "The user wants "},
+                {"type": "thinking_delta", "thinking": "weather."},
+                {"type": "signature_delta", "signature": "sig-1"},
+            ],
+        ),
+        (redacted, []),
+        (
+            tool_use("toolu_1", "get_weather", {}),
+            [{"type": "input_json_delta", "partial_json": '{"city": "Paris"}'}],
+        ),
+        stop="tool_use",
+    )
+    answering = streamed(
+        ({"type": "text", "text": ""}, [{"type": "text_delta", "text": "Sunny."}]),
+        stop="end_turn",
+    )
+    with ModelServer([Events(calling), Events(answering)]) as server:
+        async with AsyncAnthropic(base_url=server.url, api_key="t", max_retries=0) as client:
+            model = AnthropicModel(client, "claude-test", stream=True)
+            events = await collect(run_agent(model, kit().snapshot().view(), [UserMessage("?")]))
+    outcome = events[-1]
+    assert isinstance(outcome, RunFinished)
+    assert outcome.reply.text == "Sunny."
+    assert server.bodies()[1]["messages"][1] == {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "The user wants weather.", "signature": "sig-1"},
+            redacted,
+            tool_use("toolu_1", "get_weather", {"city": "Paris"}),
+        ],
+    }
 
 
 def test_anthropic_turns_keep_alternating_when_text_follows_results() -> None:

@@ -3,8 +3,8 @@
 `run_agent` runs model -> tool calls -> results -> model until the model answers without calling
 a tool, yielding the execution engine's events as they happen, and stops at a suspension
 (approval, client tools) with the `PausedRun` that `resume_agent` continues from. `ChatModel` is
-the one method a model needs; `OpenAIChatModel` and `AnthropicModel` adapt the SDK clients and
-`ScriptedModel` plays a script for tests.
+the one method a model needs; `OpenAIChatModel`, `OpenAIResponsesModel`, `AnthropicModel` and
+`GeminiModel` adapt the SDK clients and `ScriptedModel` plays a script for tests.
 """
 
 from ferrotool.agent.loop import (
@@ -33,7 +33,9 @@ from ferrotool.agent.messages import (
 )
 from ferrotool.agent.models import (
     AnthropicModel,
+    GeminiModel,
     OpenAIChatModel,
+    OpenAIResponsesModel,
     Scripted,
     ScriptedModel,
     results_in,
@@ -46,6 +48,7 @@ __all__ = [
     "ArgumentsDelta",
     "ChatModel",
     "DeltaSink",
+    "GeminiModel",
     "Instructions",
     "Message",
     "ModelDelta",
@@ -53,6 +56,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponded",
     "OpenAIChatModel",
+    "OpenAIResponsesModel",
     "PausedRun",
     "RunFinished",
     "RunOutcome",

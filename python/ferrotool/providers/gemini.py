@@ -3,13 +3,15 @@
 ::
 
     batch = await view.call_tools(gemini.tool_calls(response), context)
-    contents += [response.candidates[0].content, gemini.user_turn(batch)]
+    contents += [gemini.model_content(response), gemini.user_turn(batch)]
 
 `tool_calls` reads a ``GenerateContentResponse`` or ``Content`` of google-genai, a list of
 parts, or the same as dicts (the SDK's ``function_call`` keys or the REST API's
 ``functionCall``); a candidate's first content is read. `result_messages` writes one
 ``function_response`` part per result, in order; `tools` is the request's ``tools=`` list (one
-``Tool`` holding every function declaration).
+``Tool`` holding every function declaration). `model_content` is the model's ``Content`` as it
+was, to send back (each part's ``thought_signature`` with it, as Gemini requires of a thinking
+model's function calls); `assistant` writes text and calls the model gave elsewhere.
 
 Gemini often leaves a call's ``id`` out and matches responses to calls by name and order. Such a
 call gets the id ``gemini-call-<n>`` (its position in the response) so ferrotool can pair its
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias, cast
 
 import orjson
 
@@ -46,7 +48,9 @@ from ferrotool.providers._results import (
 
 if TYPE_CHECKING:
     from google.genai.types import (
+        Content,
         ContentDict,
+        FunctionCallDict,
         FunctionResponseDict,
         FunctionResponsePartDict,
         PartDict,
@@ -56,7 +60,9 @@ if TYPE_CHECKING:
     from ferrotool._execution.batch import ToolBatch
     from ferrotool._registry.listing import ToolLists
 else:
+    Content: TypeAlias = object
     ContentDict: TypeAlias = dict
+    FunctionCallDict: TypeAlias = dict
     FunctionResponseDict: TypeAlias = dict
     FunctionResponsePartDict: TypeAlias = dict
     PartDict: TypeAlias = dict
@@ -73,12 +79,37 @@ _WHAT: Final = "a Gemini response"
 def _parts(source: object) -> Iterable[object]:
     if isinstance(source, (list, tuple)):
         return source
+    return items(_content(source), "parts", _WHAT)
+
+
+def _content(source: object) -> object:
+    """A response's first candidate's content; a content itself."""
     candidates = field(source, "candidates")
-    if candidates is not None:
-        if not isinstance(candidates, (list, tuple)) or not candidates:
-            raise ProviderShapeError(f"{_WHAT} has no candidates: {source!r:.200}")
-        source = field(candidates[0], "content")
-    return items(source, "parts", _WHAT)
+    if candidates is None:
+        return source
+    if not isinstance(candidates, (list, tuple)) or not candidates:
+        raise ProviderShapeError(f"{_WHAT} has no candidates: {source!r:.200}")
+    return field(candidates[0], "content")
+
+
+def model_content(response: object) -> Content | ContentDict:
+    """The model's content of a response (its first candidate's), as it was, to send back.
+
+    Args:
+        response: A ``GenerateContentResponse`` of google-genai (or a dict of one); a
+            ``Content`` is returned as it is.
+
+    Returns:
+        The ``Content`` (or content dict): its parts keep their ``thought`` flags and
+        ``thought_signature`` values, which a thinking model needs back with its calls.
+
+    Raises:
+        ProviderShapeError: The response has no candidate with a content.
+    """
+    content = _content(response)
+    if content is None:
+        raise ProviderShapeError(f"{_WHAT} has no content: {response!r:.200}")
+    return cast("Content | ContentDict", content)
 
 
 def tool_calls(response: object) -> tuple[ToolUseBlock, ...]:
@@ -165,6 +196,22 @@ def user_turn(results: ToolBatch | Iterable[ToolResultBlock]) -> ContentDict:
     return {"role": "user", "parts": result_messages(results)}
 
 
+def assistant(text: str, calls: Iterable[ToolUseBlock]) -> ContentDict:
+    """A ``model`` content of text and ``function_call`` parts.
+
+    For a transcript that does not hold the model's own response (see `model_content`). A
+    call's arguments go back as the object the model wrote; an id that ferrotool made up
+    (`GENERATED_ID`) is left out, as Gemini sent none.
+    """
+    parts: list[PartDict] = [{"text": text}] if text else []
+    for call in calls:
+        function_call: FunctionCallDict = {"name": call.name, "args": dict(call.input)}
+        if not call.id.startswith(GENERATED_ID):
+            function_call["id"] = call.id
+        parts.append({"function_call": function_call})
+    return {"role": "model", "parts": parts}
+
+
 def tools(source: ToolLists, *, strict: bool = False) -> list[ToolDict]:
     """The ``tools=`` list of a request: one ``Tool`` with every function declaration.
 
@@ -177,4 +224,12 @@ def tools(source: ToolLists, *, strict: bool = False) -> list[ToolDict]:
     return [{"function_declarations": declarations}] if declarations else []
 
 
-__all__ = ["GENERATED_ID", "result_messages", "tool_calls", "tools", "user_turn"]
+__all__ = [
+    "GENERATED_ID",
+    "assistant",
+    "model_content",
+    "result_messages",
+    "tool_calls",
+    "tools",
+    "user_turn",
+]

@@ -3,11 +3,14 @@
 ::
 
     batch = await view.call_tools(openai_responses.tool_calls(response), context)
-    items = [*response.output, *openai_responses.result_messages(batch)]  # the next input
+    items += [*openai_responses.output_items(response), *openai_responses.result_messages(batch)]
 
 `tool_calls` reads a ``Response`` of the SDK, its ``output`` list, or the same as wire dicts; a
 call's id is its ``call_id`` (what the output item answers). `result_messages` writes one
 ``function_call_output`` item per result, in order; `tools` is the request's ``tools=`` list.
+`output_items` gives the response's output back as input items, for a conversation that goes
+on without ``previous_response_id`` (reasoning items, with their ``encrypted_content``, go back
+with the calls they led to); `assistant` writes text and calls the model gave elsewhere.
 
 How results map (the Responses API has no error flag on an output, but takes images):
 
@@ -20,7 +23,7 @@ How results map (the Responses API has no error flag on an output, but takes ima
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias, cast
 
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool.errors import ProviderShapeError
@@ -30,6 +33,7 @@ from ferrotool.providers.streaming import CallDelta
 if TYPE_CHECKING:
     from openai.types.responses import (
         FunctionToolParam,
+        ResponseFunctionToolCallParam,
         ResponseInputImageContentParam,
         ResponseInputItemParam,
     )
@@ -38,6 +42,7 @@ if TYPE_CHECKING:
     from ferrotool._registry.listing import ToolLists
 else:
     FunctionToolParam: TypeAlias = dict
+    ResponseFunctionToolCallParam: TypeAlias = dict
     ResponseInputImageContentParam: TypeAlias = dict
     ResponseInputItemParam: TypeAlias = dict
 
@@ -134,6 +139,52 @@ def result_messages(
     return outputs
 
 
+def output_items(response: object) -> list[ResponseInputItemParam]:
+    """A response's output, in order, as items of the next request's ``input``.
+
+    Every item goes back as the model wrote it (reasoning items with their ``encrypted_content``
+    when the request asked for it with ``include=["reasoning.encrypted_content"]``, messages,
+    function calls), so the next request needs no ``previous_response_id``.
+
+    Args:
+        response: What `tool_calls` reads: a ``Response`` of the SDK, its ``output`` list, one
+            output item, or any of these as wire dicts.
+
+    Raises:
+        ProviderShapeError: The value is not a response, or an item is neither a dict nor an
+            SDK model.
+    """
+    return [_input_item(item) for item in _output(response)]
+
+
+def _input_item(item: object) -> ResponseInputItemParam:
+    if isinstance(item, dict):
+        return cast("ResponseInputItemParam", item)
+    dump = getattr(item, "model_dump", None)
+    if not callable(dump):
+        raise ProviderShapeError(f"{_WHAT}: an output item is not an object: {item!r:.200}")
+    return cast("ResponseInputItemParam", dump(mode="json", exclude_unset=True))
+
+
+def assistant(text: str, calls: Iterable[ToolUseBlock]) -> list[ResponseInputItemParam]:
+    """Input items for what the model said: an ``assistant`` message, then its function calls.
+
+    For a transcript that does not hold the model's own response (see `output_items`).
+    """
+    items: list[ResponseInputItemParam] = []
+    if text:
+        items.append({"role": "assistant", "content": text})
+    for call in calls:
+        function_call: ResponseFunctionToolCallParam = {
+            "type": "function_call",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": call.arguments,
+        }
+        items.append(function_call)
+    return items
+
+
 def tools(source: ToolLists, *, strict: bool = False) -> list[FunctionToolParam]:
     """The ``tools=`` list of a request: ``source.schemas("openai_responses", strict=strict)``.
 
@@ -177,4 +228,4 @@ def deltas(event: object) -> tuple[CallDelta, ...]:
     return ()
 
 
-__all__ = ["deltas", "result_messages", "tool_calls", "tools"]
+__all__ = ["assistant", "deltas", "output_items", "result_messages", "tool_calls", "tools"]
