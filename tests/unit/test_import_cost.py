@@ -61,7 +61,10 @@ def test_a_bare_import_loads_no_wing_and_no_heavy_dependency() -> None:
 )
 def test_the_core_names_load_no_wing_and_no_heavy_dependency(program: str) -> None:
     modules = _loaded(program)
-    assert _heavy(modules) == []
+    # What the dependencies load on their own is theirs (anyio before 4.11 imports asyncio, before
+    # 4.15 ssl); ferrotool adds nothing heavy to it.
+    floor = set(_loaded("import anyio, orjson, pydantic_core, typing_extensions"))
+    assert [module for module in _heavy(modules) if module not in floor] == []
     assert _wings(modules) == (
         ["ferrotool.providers", "ferrotool.providers.streaming"] if "__all__" in program else []
     )
