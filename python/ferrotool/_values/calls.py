@@ -146,9 +146,10 @@ def _use_block_new(
     """`ToolUseBlock`'s constructor: the named tuple's, refusing a call built without its id.
 
     Only a call whose arguments were left out is looked at, so a call built whole costs one
-    comparison more than the named tuple's own constructor.
+    comparison more than the named tuple's own constructor. Its name holding a ``{`` (which no
+    tool's name does) reads as JSON arguments where the name goes.
     """
-    if arguments is _NO_ARGUMENTS and type(name) is str and name.lstrip().startswith("{"):
+    if arguments is _NO_ARGUMENTS and type(name) is str and "{" in name:
         raise _missing_id(id, name)
     return _tuple_new(cls, (id, name, arguments))
 

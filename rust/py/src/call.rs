@@ -18,11 +18,11 @@
 //! other call goes to the pipeline the subclass binds, which routes it again. The property
 //! `tests/property/test_routing.py` checks this shortcut is taken exactly when the route says.
 //!
-//! Invalid arguments give their error result here too, logged through
-//! `outcomes.report_invalid`. Whatever is not the common case goes back
-//! to the pipeline's own steps: arguments whose only errors are explicit `null`s through `retry`
-//! (validated again without them: the arguments, or the error result), a tool that raised through
-//! `failed`, and return values other than `str`, `int` and `None` through `convert`. A
+//! Invalid arguments give their error result here too (logged by `outcomes.report_invalid`).
+//! Whatever is not the common case goes back to the pipeline's own steps: arguments whose only
+//! errors are explicit `null`s through `retry` (validated again without them: the arguments, or
+//! the error result), a tool that raised through `failed`, and return values other than `str`,
+//! `int` and `None` through `convert`. A
 //! cancellation (any exception that is not an `Exception`) is not a result: it goes on to the
 //! caller. `run(call)` is the same call for a sync tool, run to its result without an awaitable.
 //!
@@ -102,10 +102,8 @@ enum Field {
 static USE_BLOCK: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// A field of `call`: read from the named tuple's items when `call` is exactly a
-/// `ToolUseBlock`, by attribute from anything else.
-///
-/// Raises:
-///     TypeError: `call` is no call at all (see [`misuse`]).
+/// `ToolUseBlock`, by attribute from anything else; a `TypeError` saying what to pass when
+/// `call` is no call at all (see [`misuse`]).
 fn field<'py>(call: &Bound<'py, PyAny>, which: Field) -> PyResult<Bound<'py, PyAny>> {
     let py = call.py();
     let class = USE_BLOCK.import(py, "ferrotool._values.calls", "ToolUseBlock")?;
