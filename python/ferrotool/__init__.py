@@ -10,6 +10,7 @@ module it is defined in as its ``__module__`` (the README says why).
 """
 
 import importlib
+import logging
 import warnings
 from typing import TYPE_CHECKING, Final
 
@@ -34,6 +35,9 @@ from ferrotool.errors import (
     UnmatchableRule,
     ValidationError,
 )
+
+# A library's logger: the application configures the handlers (see `ferrotool._execution.outcomes`).
+logging.getLogger("ferrotool").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:  # every public name, for type checkers; at run time each is loaded on first use
     # (sorted by module: `_LAZY` and `__all__` below group them by layer)

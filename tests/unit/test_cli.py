@@ -249,11 +249,32 @@ def test_demo_runs_every_kind_of_call() -> None:
         "invalid arguments",
         "Tool not found: get_wether. Did you mean: get_weather?",
         "items/0/qty: expected integer",
-        "line 1 column",
+        "at line 1",
+        "column 14 (invalid_json)",
         '"shop":"Corner Shop"',
         "median",
     ):
         assert expected in text
+
+
+def test_the_demo_ends_with_a_summary_within_80_columns() -> None:
+    status, text = run("demo", "--repeats", "3")
+    assert status == 0
+    lines = text.splitlines()
+    assert [line for line in lines if len(line) > 80] == []
+    table = lines[lines.index("summary:") + 1 :]
+    assert table[0].split() == ["call", "tool", "state", "median", "us", "(3", "runs)"]
+    rows = [line.split("  ") for line in table[1:]]
+    assert len(rows) == 7
+    cells = [[cell.strip() for cell in row if cell.strip()] for row in rows]
+    assert cells[0][:3] == ["valid, sync inline", "get_weather", "success"]
+    assert cells[-1][:3] == ["unknown tool", "get_wether", "error"]
+    assert [row[2] for row in cells] == ["success"] * 3 + ["error"] * 4
+    assert all(float(row[3]) > 0 for row in cells)
+    status, untimed = run("demo", "--repeats", "0")
+    assert status == 0
+    assert untimed.splitlines()[-1].split()[-2:] == ["error", "-"]
+    assert max(len(line) for line in untimed.splitlines()) <= 80
 
 
 def test_demo_without_repeats_runs_each_call_once_untimed(
@@ -261,7 +282,8 @@ def test_demo_without_repeats_runs_each_call_once_untimed(
 ) -> None:
     status, text = run("demo", "--repeats", "0")
     assert status == 0
-    assert "median" not in text
+    assert "median 0" not in text
+    assert " us over " not in text
     assert text.count("   state success\n") == 3
     assert "valid, async, injected context" in text
     with pytest.raises(SystemExit):
@@ -296,6 +318,39 @@ def test_a_bare_command_prints_its_help() -> None:
     assert text.startswith("usage: ferrotool")
     for command in ("schema", "call", "demo", "serve"):
         assert command in text
+
+
+def test_a_bare_command_prints_its_help_from_the_shell() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ferrotool"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0
+    assert done.stdout.startswith("usage: ferrotool")
+    assert done.stderr == ""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["schema", "ferrotool.cli.demo:demo_toolkit"],
+        ["demo", "--repeats", "0"],
+        ["demo", "--agent"],
+    ],
+)
+def test_a_reader_that_reads_one_line_and_goes_away_ends_the_output_quietly(
+    argv: list[str],
+) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ferrotool", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    process.stdout.readline()  # `| head -1`
+    process.stdout.close()
+    _, stderr = process.communicate(timeout=60)
+    assert stderr == b""
+    assert process.returncode in (0, 1)  # 0: everything was written before the reader went
 
 
 def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:

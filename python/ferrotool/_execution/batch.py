@@ -29,7 +29,15 @@ goes on as itself, never inside an exception group.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass
 from typing import Protocol, cast, final
 
@@ -206,8 +214,7 @@ async def run_batch(
         on_event: Receives every event as it happens.
         approved: The calls were approved by a person (a resume): the gate does not ask.
     """
-    calls = tuple(calls)
-    check_calls(calls)
+    calls = check_calls(calls)
     emit: EventSink = on_event if on_event is not None else _ignore
     results: list[ToolResultBlock | None] = [None] * len(calls)
     runner = host.runner
@@ -270,19 +277,40 @@ async def run_batch(
     )
 
 
-def check_calls(calls: Sequence[ToolUseBlock]) -> None:
+def check_calls(calls: Iterable[ToolUseBlock]) -> tuple[ToolUseBlock, ...]:
     """Refuse a batch holding a programmer's mistake before any of its calls runs.
 
-    A call's id must be a string: a call of a batch may wait for a reply, and a reply names
-    its call by a string id (the provider adapters refuse a model's call without one).
+    A batch is a sequence of calls (a model turn's): one `ToolUseBlock` alone, a tool's name
+    or a mapping is not. A call's id must be a string: a call of a batch may wait for a
+    reply, and a reply names its call by a string id (the provider adapters refuse a model's
+    call without one).
+
+    Returns:
+        The calls, as a tuple.
 
     Raises:
-        TypeError: A call is no `ToolUseBlock`, its id is no string, or its arguments are not
-            JSON text.
+        TypeError: The calls are one call, a string or a mapping rather than a sequence of
+            calls; or a call is no `ToolUseBlock`, its id is no string, or its arguments are
+            not JSON text.
     """
-    for call in calls:
+    if isinstance(calls, ToolUseBlock):
+        raise TypeError(
+            f"call_tools takes a sequence of calls (a model turn's), not one ToolUseBlock: "
+            f"pass [call] (or run it alone with call_tool(call)); got {calls!r:.80}"
+        )
+    if isinstance(calls, (str, bytes, Mapping)):
+        raise TypeError(
+            "call_tools takes a sequence of ToolUseBlock calls, e.g. "
+            "[ToolUseBlock(id='call_1', name='add', arguments='{\"a\": 1}')]; "
+            f"got {type(calls).__name__} {calls!r:.40}"
+        )
+    calls = tuple(calls)
+    for index, call in enumerate(calls):
         if not isinstance(call, ToolUseBlock):
-            raise TypeError(f"a batch takes ToolUseBlock calls, not {type(call).__name__}")
+            raise TypeError(
+                f"call_tools takes ToolUseBlock calls; the one at index {index} is a "
+                f"{type(call).__name__} ({call!r:.40})"
+            )
         if not isinstance(call.id, str):
             raise TypeError(
                 f"the call to {call.name!r} has an id of type {type(call.id).__name__} "
@@ -291,6 +319,7 @@ def check_calls(calls: Sequence[ToolUseBlock]) -> None:
             )
         if not isinstance(call.arguments, (str, bytes)):
             raise not_text(call)
+    return calls
 
 
 @contextlib.asynccontextmanager

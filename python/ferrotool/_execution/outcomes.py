@@ -3,6 +3,30 @@
 An unknown tool, invalid arguments, a refusal, a tool that raised or took too long, a cancelled
 call: each becomes a `ToolResultBlock` whose text tells the model what went wrong, so it can
 correct itself. A return value becomes a result through `convert`.
+
+Logs: each call that does not succeed is logged once, where its result is built here, on the
+``ferrotool`` logger: a model's mistakes (an unknown or unavailable tool, invalid arguments), a
+refusal and an interruption at ``INFO``; a call that waits (for a person's approval, for the
+client) at ``DEBUG``; a tool that raised, a step that failed and a timeout at ``WARNING`` (the
+first two with the exception). A successful call logs nothing, and no record is built unless
+its level is enabled. Each record carries these fields (``extra``), for a structured (JSON)
+formatter:
+
+- ``ferrotool_tool``: the tool's name, as the call gave it;
+- ``ferrotool_call_id``: the call's id;
+- ``ferrotool_state``: the result's state (`ToolResultState`'s value: ``error``, ``denied``,
+  ``running``, ``interrupted``);
+- ``ferrotool_outcome``: what happened: ``unknown_tool``, ``unavailable``,
+  ``invalid_arguments``, ``denied``, ``rejected`` (by a person), ``approval_required``,
+  ``suspended``, ``raised``, ``step_failed``, ``timed_out`` or ``interrupted``;
+- ``ferrotool_error_codes``: for invalid arguments, the code of each error (a list, e.g.
+  ``["wrong_type", "missing_property"]``);
+- ``ferrotool_step``: for a failed step, its key (see `STEPS`);
+- ``ferrotool_timeout_s``: for a timeout, the seconds the call was given.
+
+The ``ferrotool`` logger has a `logging.NullHandler` (set by ``import ferrotool``), as a
+library's should: an application that configures no logging sees none of this (Python's
+last-resort handler, which prints warnings and their tracebacks to stderr, is not used).
 """
 
 from __future__ import annotations
@@ -55,6 +79,30 @@ def result(
     return _tuple_new(ToolResultBlock, (call.id, call.name, output, state, metadata, structured))
 
 
+def _report(
+    level: int,
+    call: ToolUseBlock | ToolResultBlock,
+    state: ToolResultState,
+    outcome: str,
+    message: str,
+    *args: object,
+    exc: BaseException | None = None,
+    **fields: JsonValue,
+) -> None:
+    """Log a call that did not succeed, with its structured fields (see the module's docstring)."""
+    if not _log.isEnabledFor(level):
+        return
+    extra: dict[str, object] = {
+        "ferrotool_tool": call.name,
+        "ferrotool_call_id": call.id,
+        "ferrotool_state": state.value,
+        "ferrotool_outcome": outcome,
+    }
+    for key, value in fields.items():
+        extra[f"ferrotool_{key}"] = value
+    _log.log(level, message, *args, exc_info=exc, extra=extra, stacklevel=2)
+
+
 def unknown(call: ToolUseBlock, names: Iterable[str]) -> ToolResultBlock:
     """The result for a tool nobody registered, with the closest names as suggestions.
 
@@ -63,7 +111,9 @@ def unknown(call: ToolUseBlock, names: Iterable[str]) -> ToolResultBlock:
     """
     name: object = call.name
     if not isinstance(name, str):  # a call without a name (say, a model's null)
-        _log.info("call %s names no tool: %r", call.id, name)
+        _report(
+            logging.INFO, call, ERROR, "unknown_tool", "call %s names no tool: %r", call.id, name
+        )
         return ToolResultBlock.error(f"Tool not found: {name!r}.", id=call.id, name=None)
     candidates = list(names)
     if len(candidates) > _SUGGESTION_SCAN:
@@ -73,13 +123,30 @@ def unknown(call: ToolUseBlock, names: Iterable[str]) -> ToolResultBlock:
 
     close = difflib.get_close_matches(call.name, candidates, n=3, cutoff=0.6)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
-    _log.info("call %s asked for an unknown tool %r", call.id, call.name)
+    _report(
+        logging.INFO,
+        call,
+        ERROR,
+        "unknown_tool",
+        "call %s asked for an unknown tool %r",
+        call.id,
+        call.name,
+    )
     return ToolResultBlock.error(f"Tool not found: {call.name}.{hint}", id=call.id, name=call.name)
 
 
 def unavailable(call: ToolUseBlock, reason: str) -> ToolResultBlock:
     """The result for a tool that exists but is not visible to this request."""
-    _log.info("call %s asked for tool %r, not available: %s", call.id, call.name, reason)
+    _report(
+        logging.INFO,
+        call,
+        ERROR,
+        "unavailable",
+        "call %s asked for tool %r, not available: %s",
+        call.id,
+        call.name,
+        reason,
+    )
     return ToolResultBlock.error(
         f"Tool '{call.name}' is not available now: {reason}.", id=call.id, name=call.name
     )
@@ -90,7 +157,34 @@ def invalid(call: ToolUseBlock, error: ValidationError) -> ToolResultBlock:
     # Raised by the Rust core, with `ErrorDetail` values (`errors.py` names only their fields).
     details = cast("tuple[_core.ErrorDetail, ...]", error.errors)
     text, errors = _core.invalid_arguments(call.name, details)
-    return result(call, text, ERROR, types.MappingProxyType({"errors": errors}))
+    return report_invalid(result(call, text, ERROR, types.MappingProxyType({"errors": errors})))
+
+
+def report_invalid(block: ToolResultBlock) -> ToolResultBlock:
+    """Log the result of a call whose arguments did not validate, and return it.
+
+    `invalid` builds it in Python, the Rust direct call (`_core.DirectCall`) in Rust: both
+    hand it here.
+    """
+    if _log.isEnabledFor(logging.INFO):
+        records = block.metadata.get("errors")
+        codes: list[JsonValue] = [
+            record.get("code")
+            for record in (records if isinstance(records, list) else ())
+            if isinstance(record, dict)
+        ]
+        _report(
+            logging.INFO,
+            block,
+            block.state,
+            "invalid_arguments",
+            "tool %s (call %s) got invalid arguments: %s",
+            block.name,
+            block.id,
+            ", ".join(str(code) for code in codes),
+            error_codes=codes,
+        )
+    return block
 
 
 def raised(call: ToolUseBlock, exc: Exception) -> ToolResultBlock:
@@ -100,7 +194,7 @@ def raised(call: ToolUseBlock, exc: Exception) -> ToolResultBlock:
         InjectionError: The tool asked for a value the context lacks: a programmer's mistake.
     """
     if isinstance(exc, SuspendTool):
-        return ToolResultBlock.suspended(call, exc.reason)
+        return suspended(call, exc.reason)
     if isinstance(exc, InjectionError):
         raise exc
     return failed(call, exc)
@@ -108,7 +202,16 @@ def raised(call: ToolUseBlock, exc: Exception) -> ToolResultBlock:
 
 def failed(call: ToolUseBlock, exc: BaseException) -> ToolResultBlock:
     """The error result for a tool that raised, or whose value could not become a result."""
-    _log.warning("tool %s (call %s) raised", call.name, call.id, exc_info=exc)
+    _report(
+        logging.WARNING,
+        call,
+        ERROR,
+        "raised",
+        "tool %s (call %s) raised",
+        call.name,
+        call.id,
+        exc=exc,
+    )
     try:
         message = str(exc) or type(exc).__name__
     except Exception:  # an exception whose __str__ raises
@@ -138,7 +241,18 @@ def step_failed(call: ToolUseBlock, step: str, exc: BaseException) -> ToolResult
     The text names the step and the exception, and ``metadata["step"]`` holds the step's key.
     Only the call's own result changes: the model can act on it, and other calls go on.
     """
-    _log.warning("call %s of tool %s failed in step %s", call.id, call.name, step, exc_info=exc)
+    _report(
+        logging.WARNING,
+        call,
+        ERROR,
+        "step_failed",
+        "call %s of tool %s failed in step %s",
+        call.id,
+        call.name,
+        step,
+        exc=exc,
+        step=step,
+    )
     try:
         message = str(exc)
     except Exception:  # an exception whose __str__ raises
@@ -167,7 +281,17 @@ def retrying(call: ToolUseBlock, exc: Exception, attempt: int, attempts: int) ->
 
 def timed_out(call: ToolUseBlock, seconds: float) -> ToolResultBlock:
     """The error result for a call that took longer than its timeout."""
-    _log.warning("tool %s (call %s) timed out after %g s", call.name, call.id, seconds)
+    _report(
+        logging.WARNING,
+        call,
+        ERROR,
+        "timed_out",
+        "tool %s (call %s) timed out after %g s",
+        call.name,
+        call.id,
+        seconds,
+        timeout_s=seconds,
+    )
     return ToolResultBlock.error(
         f"Tool execution timed out after {seconds:g} s", id=call.id, name=call.name
     )
@@ -175,8 +299,31 @@ def timed_out(call: ToolUseBlock, seconds: float) -> ToolResultBlock:
 
 def interrupted(call: ToolUseBlock) -> ToolResultBlock:
     """The result paired with a call whose caller was cancelled before the tool finished."""
-    _log.info("tool %s (call %s) was interrupted", call.name, call.id)
+    _report(
+        logging.INFO,
+        call,
+        ToolResultState.INTERRUPTED,
+        "interrupted",
+        "tool %s (call %s) was interrupted",
+        call.name,
+        call.id,
+    )
     return ToolResultBlock.interrupted(call)
+
+
+def suspended(call: ToolUseBlock, reason: str | None = None) -> ToolResultBlock:
+    """The result of a call that runs elsewhere (an external tool, or one that suspended)."""
+    _report(
+        logging.DEBUG,
+        call,
+        ToolResultState.RUNNING,
+        "suspended",
+        "tool %s (call %s) suspended: %s",
+        call.name,
+        call.id,
+        reason or "it runs on the client",
+    )
+    return ToolResultBlock.suspended(call, reason)
 
 
 def settled(result: ToolResultBlock, call: ToolUseBlock) -> ToolResultBlock:
@@ -194,7 +341,16 @@ def settled(result: ToolResultBlock, call: ToolUseBlock) -> ToolResultBlock:
 def refusal(call: ToolUseBlock, decision: PermissionDecision) -> ToolResultBlock | None:
     """The result for a decision that stops the call (deny, ask); ``None`` to go on."""
     if decision.behavior is PermissionBehavior.DENY:
-        _log.info("tool %s (call %s) denied: %s", call.name, call.id, decision.message)
+        _report(
+            logging.INFO,
+            call,
+            ToolResultState.DENIED,
+            "denied",
+            "tool %s (call %s) denied: %s",
+            call.name,
+            call.id,
+            decision.message,
+        )
         return ToolResultBlock.denied(
             call,
             f"Permission denied: {decision.message}",
@@ -204,6 +360,16 @@ def refusal(call: ToolUseBlock, decision: PermissionDecision) -> ToolResultBlock
             },
         )
     if decision.behavior is PermissionBehavior.ASK:
+        _report(
+            logging.DEBUG,
+            call,
+            ToolResultState.RUNNING,
+            "approval_required",
+            "tool %s (call %s) waits for approval: %s",
+            call.name,
+            call.id,
+            decision.message,
+        )
         return ToolResultBlock(
             id=call.id,
             name=call.name,
@@ -218,6 +384,23 @@ def refusal(call: ToolUseBlock, decision: PermissionDecision) -> ToolResultBlock
             ),
         )
     return None
+
+
+def rejected(call: ToolUseBlock, message: str) -> ToolResultBlock:
+    """The result of a call a person refused to approve: ``DENIED``."""
+    _report(
+        logging.INFO,
+        call,
+        ToolResultState.DENIED,
+        "rejected",
+        "tool %s (call %s) rejected: %s",
+        call.name,
+        call.id,
+        message,
+    )
+    return ToolResultBlock.denied(
+        call, message, metadata={PERMISSION_STATE_KEY: PermissionState.DENIED.value}
+    )
 
 
 def with_permission(result: ToolResultBlock, state: PermissionState) -> ToolResultBlock:
@@ -333,10 +516,13 @@ __all__ = [
     "invalid",
     "raised",
     "refusal",
+    "rejected",
+    "report_invalid",
     "result",
     "retrying",
     "settled",
     "step_failed",
+    "suspended",
     "timed_out",
     "unavailable",
     "unknown",

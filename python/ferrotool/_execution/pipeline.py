@@ -400,7 +400,7 @@ def _revalidate(tool: CompiledTool, updated: Mapping[str, object]) -> object:
 def suspend_external(tool: CompiledTool, call: ToolUseBlock, arguments: object) -> object:
     """An external tool's call ends suspended, for the caller to run; any other goes on."""
     if tool.spec.external:
-        return ToolResultBlock.suspended(call)
+        return outcomes.suspended(call)
     return arguments
 
 

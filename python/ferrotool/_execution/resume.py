@@ -55,7 +55,7 @@ from typing import Protocol, TypeAlias
 
 import orjson
 
-from ferrotool._execution import pipeline
+from ferrotool._execution import outcomes, pipeline
 from ferrotool._execution.batch import BatchHost, Confirmation, Suspension, ToolBatch, run_batch
 from ferrotool._execution.compiled import CompiledTool
 from ferrotool._execution.events import (
@@ -82,9 +82,7 @@ from ferrotool._session.state import (
 )
 from ferrotool._values.calls import (
     MODEL_ID_KEY,
-    PERMISSION_STATE_KEY,
     REPLACES_KEY,
-    PermissionState,
     ToolResultBlock,
     ToolResultState,
     ToolUseBlock,
@@ -467,10 +465,7 @@ async def resume(
             settled[call.id] = result
             continue
         if not by_id[call.id].approved:
-            rejected = ToolResultBlock.denied(
-                call, DENIED_BY_USER, metadata={PERMISSION_STATE_KEY: PermissionState.DENIED.value}
-            )
-            settled[call.id] = answering(rejected, pending)
+            settled[call.id] = answering(outcomes.rejected(call, DENIED_BY_USER), pending)
             continue
         edited = _edited(call, edits.get(call.id))
         run = call if edited is None else edited

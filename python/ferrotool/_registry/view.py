@@ -39,7 +39,7 @@ from ferrotool._requests.config import ToolRequestConfig
 from ferrotool._requests.resolve import backend_allowed, external_wins
 from ferrotool._session.state import SessionKey, SessionStore, ToolContextState
 from ferrotool._tools.base import AgentTool
-from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
+from ferrotool._values.calls import ToolResultBlock, ToolUseBlock, misused
 from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.execution import ExecutionConfig
 from ferrotool._values.groups import BASIC
@@ -480,7 +480,13 @@ class ToolView(ToolLists):
         execution: ExecutionConfig | None = None,
         approved: bool = False,
     ) -> CallScope:
-        """The scope of one call in this view: built once, where the call enters."""
+        """The scope of one call in this view: built once, where the call enters.
+
+        Raises:
+            TypeError: ``call`` is no call (`ferrotool._values.calls.misused`).
+        """
+        if type(call) is not ToolUseBlock and (error := misused("call_tool", call)) is not None:
+            raise error
         return CallScope.of(
             call,
             self._runner,
@@ -513,8 +519,14 @@ class ToolView(ToolLists):
         (`run_one`), and `Toolkit.call_tool`, whose Rust base class runs the default view's
         direct calls itself (`ferrotool._core.ToolCaller`; `tests/property/test_routing.py`
         checks the two agree). Middleware wraps whichever runs.
+
+        Raises:
+            TypeError: ``call`` is no call (a tool's name, say).
         """
-        name = call.name
+        try:
+            name = call.name
+        except AttributeError:
+            raise misused("call_tool", call) or TypeError(f"not a call: {call!r:.40}") from None
         if type(name) is str and (execution is None or execution.attempts == 1):
             calls = self._direct_calls(sync=True) if sync else self._direct
             if calls is None:

@@ -136,6 +136,61 @@ class ToolUseBlock(NamedTuple):
         return cls(raw["id"], raw["name"], raw.get("arguments", "{}"))
 
 
+_NO_ARGUMENTS: Final = "{}"
+_tuple_new: Final = tuple.__new__
+
+
+def _use_block_new(
+    cls: type[ToolUseBlock], id: str, name: str, arguments: str = _NO_ARGUMENTS
+) -> ToolUseBlock:
+    """`ToolUseBlock`'s constructor: the named tuple's, refusing a call built without its id.
+
+    Only a call whose arguments were left out is looked at, so a call built whole costs one
+    comparison more than the named tuple's own constructor. Its name holding a ``{`` (which no
+    tool's name does) reads as JSON arguments where the name goes.
+    """
+    if arguments is _NO_ARGUMENTS and type(name) is str and "{" in name:
+        raise _missing_id(id, name)
+    return _tuple_new(cls, (id, name, arguments))
+
+
+def _missing_id(id: object, name: str) -> TypeError:
+    return TypeError(
+        f"ToolUseBlock({id!r:.40}, {name!r:.40}) reads as a call with no id: its fields are "
+        f"(id, name, arguments), and {name!r:.40} is JSON arguments, not a tool's name; "
+        f"pass ToolUseBlock(id='call_1', name={id!r:.40}, arguments={name!r:.40}), or "
+        f"ToolUseBlock.of('call_1', {id!r:.40}, {{...}}) with parsed arguments"
+    )
+
+
+# A named tuple may not define `__new__` in its body: the check is set on the class after.
+type.__setattr__(ToolUseBlock, "__new__", staticmethod(_use_block_new))
+
+
+def not_a_call(entry: str, value: object) -> TypeError:
+    """The error for ``value`` passed to ``entry`` (``call_tool``...) where a call belongs.
+
+    It names what was passed and how to build the call, with the tool's name when ``value``
+    is one (a name where the call goes, as in ``call_tool("add", {"a": 1})``).
+    """
+    name = value if isinstance(value, str) and value else "add"
+    return TypeError(
+        f"{entry} takes a ToolUseBlock, e.g. ToolUseBlock(id='call_1', name={name!r:.40}, "
+        f"arguments='{{\"a\": 1}}') or ToolUseBlock.of('call_1', {name!r:.40}, {{'a': 1}}); "
+        f"got {type(value).__name__} {value!r:.40}"
+    )
+
+
+def misused(entry: str, value: object) -> TypeError | None:
+    """`not_a_call` for a ``value`` that cannot be read as a call; ``None`` for one that can.
+
+    A call is a `ToolUseBlock`, or any object with its three fields.
+    """
+    if isinstance(value, ToolUseBlock) or all(hasattr(value, f) for f in ToolUseBlock._fields):
+        return None
+    return not_a_call(entry, value)
+
+
 def _output(output: str | ContentBlock | Iterable[ContentBlock]) -> tuple[ContentBlock, ...]:
     if isinstance(output, str):
         return (TextBlock(output),)
@@ -364,4 +419,6 @@ __all__ = [
     "ToolResultBlock",
     "ToolResultState",
     "ToolUseBlock",
+    "misused",
+    "not_a_call",
 ]

@@ -6,9 +6,10 @@ import argparse
 import os
 import statistics
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
-from typing import Final, TextIO, cast, get_args
+from typing import Final, NamedTuple, TextIO, cast, final, get_args
 
 import anyio
 import orjson
@@ -78,7 +79,7 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
     repeats: int = args.repeats
     out.write(f"ferrotool demo: {len(toolkit)} tools, {len(DEMO_CALLS)} calls\n\n")
 
-    async def run() -> list[tuple[str, ToolUseBlock, ToolResultBlock, float | None]]:
+    async def run() -> list[_DemoRow]:
         rows = []
         for label, block in DEMO_CALLS:
             result = await toolkit.call_tool(block, DEMO_CONTEXT)
@@ -88,18 +89,75 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
                 await toolkit.call_tool(block, DEMO_CONTEXT)
                 timings.append(time.perf_counter() - start)
             median = statistics.median(timings) * 1e6 if timings else None
-            rows.append((label, block, result, median))
+            rows.append(_DemoRow(label, block, result, median))
         return rows
 
-    for label, block, result, micros in anyio.run(run):
-        out.write(f"-- {label}: {block.name}({block.arguments})\n")
-        timing = "" if micros is None else f", median {micros:.1f} us over {repeats} calls"
-        out.write(f"   state {result.state.value}{timing}\n")
-        for line in result.content.splitlines():
-            out.write(f"   | {line}\n")
-    out.write("\nschemas (openai_chat, strict):\n")
-    _dump(toolkit.schemas("openai_chat", strict=True), out)
+    rows = anyio.run(run)
+    for row in rows:
+        _wrapped(out, f"-- {row.label}: {row.call.name}({row.call.arguments})", "     ")
+        timing = "" if row.micros is None else f", median {row.micros:.1f} us over {repeats} calls"
+        out.write(f"   state {row.result.state.value}{timing}\n")
+        for line in row.result.content.splitlines():
+            _wrapped(out, f"   | {line}", "   |   ")
+    sample = toolkit.schemas("openai_chat", strict=True)[-1]
+    out.write("\nthe schema of one tool (openai_chat, strict); all of them with\n")
+    out.write("  ferrotool schema ferrotool.cli.demo:demo_toolkit --strict\n")
+    _dump(sample, out)
+    out.write("\n")
+    _table(rows, repeats, out)
     return 0
+
+
+_WIDTH: Final = 80
+
+
+@final
+class _DemoRow(NamedTuple):
+    """One call of `ferrotool demo`: what was called, its result and its median time."""
+
+    label: str
+    call: ToolUseBlock
+    result: ToolResultBlock
+    micros: float | None
+
+
+def _wrapped(out: TextIO, line: str, indent: str) -> None:
+    """Write ``line`` in lines of at most `_WIDTH` columns, each after the first indented."""
+    for part in textwrap.wrap(
+        line, _WIDTH, subsequent_indent=indent, break_on_hyphens=False, drop_whitespace=True
+    ) or [""]:
+        out.write(part + "\n")
+
+
+def _table(rows: Sequence[_DemoRow], repeats: int, out: TextIO) -> None:
+    """The summary: one line per call (its tool, state and median time), within 80 columns."""
+    timed = f"median us ({repeats} runs)" if repeats else "median us"
+    header = ("call", "tool", "state", timed)
+    cells = [
+        (
+            row.label,
+            str(row.call.name),
+            row.result.state.value,
+            "-" if row.micros is None else f"{row.micros:.1f}",
+        )
+        for row in rows
+    ]
+    widths = [max(len(line[i]) for line in (header, *cells)) for i in range(3)]
+    spare = _WIDTH - sum(widths) - 3 * 2 - len(timed)
+    if spare < 0:  # a long label gives way: the other columns keep their width
+        widths[0] = max(len(header[0]), widths[0] + spare)
+    out.write("summary:\n")
+    for line in (header, *cells):
+        label = _shortened(line[0], widths[0])
+        out.write(
+            f"{label:<{widths[0]}}  {line[1]:<{widths[1]}}  {line[2]:<{widths[2]}}  "
+            f"{line[3]:>{len(timed)}}".rstrip()
+            + "\n"
+        )
+
+
+def _shortened(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _serve(args: argparse.Namespace, out: TextIO) -> int:

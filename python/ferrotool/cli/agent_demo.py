@@ -1,15 +1,19 @@
 """``ferrotool demo --agent``: the agent loop over the demo toolkit, printed as its event stream.
 
-A scripted model makes one turn of four calls at once: two plain tools that run together, an
-order that the session's permission rules send to a person for approval, and the client's own
-``geolocate`` tool that the client must run. The run pauses; a person approves the order and
-the client answers ``geolocate``; the run resumes, the approved order runs, and the model
-answers from every result.
+A scripted model makes one turn of five calls at once: two plain tools that run together, an
+order that the session's permission rules send to a person for approval, the client's own
+``geolocate`` tool that the client must run, and a ``pick`` that a rule denies. The run pauses;
+a person approves the order with an item taken off (edited arguments, validated and decided by
+the rules again) and the client answers ``geolocate``; the run resumes, the edited order runs
+and returns a record (`Receipt`: its result carries it as JSON, text and structured value), and
+the model answers from every result.
 """
 
 from __future__ import annotations
 
 from typing import Final, TextIO
+
+import orjson
 
 from ferrotool._execution.batch import Confirmation
 from ferrotool._execution.events import (
@@ -47,7 +51,9 @@ from ferrotool.agent import (
 )
 from ferrotool.cli.demo import Shop, demo_toolkit
 
-QUESTION: Final = "Weather in Paris, 10 EUR in USD, where am I, and order two A1 and one B2."
+QUESTION: Final = (
+    "Weather in Paris, 10 EUR in USD, where am I? Order two A1 and one B2, and pick b."
+)
 GEOLOCATE: Final = SchemaOnlyTool(
     {
         "name": "geolocate",
@@ -68,8 +74,14 @@ FIRST_TURN: Final = ModelReply(
         ToolUseBlock("call_2", "convert", '{"amount": 10, "rate": 1.08}'),
         ToolUseBlock("call_3", "geolocate", "{}"),
         ToolUseBlock("call_4", "place_order", ORDER),
+        ToolUseBlock("call_5", "pick", '{"option": "b"}'),
     ),
 )
+EDITED_ORDER: Final[dict[str, object]] = {
+    "items": [{"sku": "A1", "qty": 2, "price": 9.5}],
+    "note": "without B2",
+}
+"""The order as the person approves it: the B2 line taken off."""
 
 
 def _answer(request: ModelRequest) -> ModelReply:
@@ -101,7 +113,11 @@ def _line(event: AgentEvent) -> str | None:
     if isinstance(event, ToolCallFinished):
         result = event.result
         state = "waiting" if result.is_suspended or result.needs_approval else result.state.value
-        return f"  finished  {result.id} {result.name}: {state}: {_shown(result.content)}"
+        line = f"  finished  {result.id} {result.name}: {state}: {_shown(result.content)}"
+        if isinstance(result.structured, dict):
+            value = orjson.dumps(result.structured).decode()
+            line += f"\n  structured {result.id} {result.name}: {_shown(value, 200)}"
+        return line
     if isinstance(event, ConfirmationRequired):
         asks = "; ".join(f"{p.call.name} ({p.message})" for p in event.pending)
         return f"  approval needed: {asks}"
@@ -110,7 +126,10 @@ def _line(event: AgentEvent) -> str | None:
     if isinstance(event, AllToolsDenied):
         return "  every call was denied"
     if isinstance(event, ConfirmationResult):
-        answers = [f"{c.name} approved" for c in event.approved]
+        answers = [
+            f"{c.name} approved" + (f" as {c.arguments}" if c.arguments != ORDER else "")
+            for c in event.approved
+        ]
         answers += [f"{c.name} rejected" for c in event.rejected]
         return f"  answered: {', '.join(answers)}"
     if isinstance(event, ExternalExecutionResult):
@@ -142,9 +161,11 @@ async def run_demo(out: TextIO) -> None:
     """Run the scripted agent and print its events."""
     registry = demo_toolkit().snapshot()
     store = InMemorySessionStore()
-    rules = [  # the session's own rules: orders need a person, the client's tool does not
+    rules = [  # the session's own rules: orders need a person, the client's tool does not, and
+        # picking is not allowed
         PermissionRule(tool_name="place_order", behavior=PermissionBehavior.ASK, source="demo"),
         PermissionRule(tool_name="geolocate", behavior=PermissionBehavior.ALLOW, source="demo"),
+        PermissionRule(tool_name="pick", behavior=PermissionBehavior.DENY, source="demo"),
     ]
     await update_session(
         store,
@@ -158,9 +179,9 @@ async def run_demo(out: TextIO) -> None:
     last = await _print(run_agent(model, view, [UserMessage(QUESTION)], CONTEXT), out)
     if not isinstance(last, RunSuspended):
         return
-    out.write("-- a person approves place_order; the client answers geolocate\n")
+    out.write("-- a person approves place_order without B2; the client answers geolocate\n")
     replies: list[Reply] = [
-        Confirmation("call_4", approved=True),
+        Confirmation("call_4", approved=True, arguments=EDITED_ORDER),
         ToolResultBlock.success("48.8566 N, 2.3522 E (Paris)", id="call_3"),
     ]
     view = await registry.open_view(CONTEXT, store)

@@ -53,13 +53,23 @@ def get_weather(city: str, unit: Unit = Unit.CELSIUS, days: int = 1) -> str:
     return f"{city}: sunny, 21{symbol} for the next {days} day(s)"
 
 
+@dataclasses.dataclass(frozen=True)
+class Receipt:
+    """What an order returns: a record, which its result carries as JSON (text and value)."""
+
+    shop: str
+    total: float
+    currency: str
+    note: str | None
+
+
 @tool
 async def place_order(
     items: list[Item],
     shop: Injected[Shop],
     emitter: Emitter,
     note: str | None = None,
-) -> dict[str, object]:
+) -> Receipt:
     """Place an order for some items.
 
     Args:
@@ -71,7 +81,7 @@ async def place_order(
     emitter.emit(f"pricing {len(items)} item(s)")
     await anyio.sleep(0)
     total = round(sum(item.qty * item.price for item in items), 2)
-    return {"shop": shop.name, "total": total, "currency": shop.currency, "note": note}
+    return Receipt(shop.name, total, shop.currency, note)
 
 
 @tool(read_only=True)
@@ -135,4 +145,4 @@ DEMO_CALLS: Final = (
 )
 
 
-__all__ = ["DEMO_CALLS", "DEMO_CONTEXT", "demo_toolkit"]
+__all__ = ["DEMO_CALLS", "DEMO_CONTEXT", "Receipt", "demo_toolkit"]

@@ -10,6 +10,13 @@ server that died, an HTTP server that dropped) fails the calls in flight with an
 next call connects again, waiting longer after each failure in a row (``backoff`` doubling up
 to ``max_backoff``). A server that writes something other than JSON-RPC fails the calls in
 flight instead of hanging them. Start-up and each request have their own timeouts.
+
+Each time a server comes up (connected, negotiated, its tools listed: at `initialize` and at
+every reconnection), an ``INFO`` record on the ``ferrotool.mcp`` logger says so, with these
+fields (``extra``) for a structured formatter: ``ferrotool_server`` (the client's name),
+``ferrotool_transport`` (``stdio``, ``sse`` or ``streamable-http``), ``ferrotool_tools`` (how
+many tools it listed), ``ferrotool_protocol`` (the protocol version negotiated) and
+``ferrotool_duration_ms`` (the time it took).
 """
 
 # Longer than the ~600 lines a module is held to, on purpose: the module is one class whose
@@ -23,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +65,9 @@ from ferrotool.mcp._transport import (
 )
 
 _log: Final = logging.getLogger("ferrotool.mcp")
+_TRANSPORTS: Final[Mapping[type[Target], str]] = MappingProxyType(
+    {Stdio: "stdio", Sse: "sse", Http: "streamable-http"}
+)
 
 DEFAULT_STARTUP_TIMEOUT: Final = 30.0
 """Seconds to connect, negotiate and list the tools (AgentScope's default)."""
@@ -429,6 +440,7 @@ class McpClient:
             self._connection = None
             if self._failures:
                 await anyio.sleep(min(self.max_backoff, self.backoff * 2 ** (self._failures - 1)))
+            started = time.perf_counter()
             try:
                 with anyio.fail_after(self.startup_timeout):
                     connection = cast("_Connection", await group.start(self._hold))
@@ -447,7 +459,30 @@ class McpClient:
             self._connection = connection
             self._tools = connection.tools
             self._listed_rejects = connection.rejected
+            self._report_up(connection, time.perf_counter() - started)
             return connection
+
+    def _report_up(self, connection: _Connection, seconds: float) -> None:
+        """Log a connection that came up (see the module's docstring for the fields)."""
+        if not _log.isEnabledFor(logging.INFO):
+            return
+        transport = _TRANSPORTS[type(self._target)]
+        protocol = connection.client.protocol_version
+        _log.info(
+            "MCP server '%s' up (%s, protocol %s): %d tool(s) in %.0f ms",
+            self.name,
+            transport,
+            protocol,
+            len(connection.tools),
+            seconds * 1000,
+            extra={
+                "ferrotool_server": self.name,
+                "ferrotool_transport": transport,
+                "ferrotool_tools": len(connection.tools),
+                "ferrotool_protocol": protocol,
+                "ferrotool_duration_ms": round(seconds * 1000, 3),
+            },
+        )
 
     async def _hold(self, *, task_status: anyio.abc.TaskStatus[_Connection]) -> None:
         """Open one connection, hand it over, and keep it open until it breaks or stops."""

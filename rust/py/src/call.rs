@@ -18,10 +18,11 @@
 //! other call goes to the pipeline the subclass binds, which routes it again. The property
 //! `tests/property/test_routing.py` checks this shortcut is taken exactly when the route says.
 //!
-//! Invalid arguments give their error result here too. Whatever is not the common case goes back
-//! to the pipeline's own steps: arguments whose only errors are explicit `null`s through `retry`
-//! (validated again without them: the arguments, or the error result), a tool that raised through
-//! `failed`, and return values other than `str`, `int` and `None` through `convert`. A
+//! Invalid arguments give their error result here too (logged by `outcomes.report_invalid`).
+//! Whatever is not the common case goes back to the pipeline's own steps: arguments whose only
+//! errors are explicit `null`s through `retry` (validated again without them: the arguments, or
+//! the error result), a tool that raised through `failed`, and return values other than `str`,
+//! `int` and `None` through `convert`. A
 //! cancellation (any exception that is not an `Exception`) is not a result: it goes on to the
 //! caller. `run(call)` is the same call for a sync tool, run to its result without an awaitable.
 //!
@@ -62,6 +63,8 @@ struct ResultValues {
     empty: Py<PyAny>,
     proxy: Py<PyAny>,
     done: Py<PyString>,
+    /// `outcomes.report_invalid`: logs an invalid-arguments result built here.
+    report_invalid: Py<PyAny>,
 }
 
 static RESULT_VALUES: PyOnceLock<ResultValues> = PyOnceLock::new();
@@ -82,6 +85,7 @@ impl ResultValues {
                 empty: outcomes.getattr("EMPTY")?.unbind(),
                 proxy: py.import("types")?.getattr("MappingProxyType")?.unbind(),
                 done: outcomes.getattr("DONE")?.cast_into::<PyString>()?.unbind(),
+                report_invalid: outcomes.getattr("report_invalid")?.unbind(),
             })
         })
     }
@@ -98,7 +102,8 @@ enum Field {
 static USE_BLOCK: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// A field of `call`: read from the named tuple's items when `call` is exactly a
-/// `ToolUseBlock`, by attribute from anything else.
+/// `ToolUseBlock`, by attribute from anything else; a `TypeError` saying what to pass when
+/// `call` is no call at all (see [`misuse`]).
 fn field<'py>(call: &Bound<'py, PyAny>, which: Field) -> PyResult<Bound<'py, PyAny>> {
     let py = call.py();
     let class = USE_BLOCK.import(py, "ferrotool._values.calls", "ToolUseBlock")?;
@@ -112,7 +117,23 @@ fn field<'py>(call: &Bound<'py, PyAny>, which: Field) -> PyResult<Bound<'py, PyA
         Field::Name => pyo3::intern!(py, "name"),
         Field::Arguments => pyo3::intern!(py, "arguments"),
     };
-    call.getattr(name)
+    call.getattr(name).map_err(|error| misuse(call, error))
+}
+
+/// The error to raise when reading `call` failed with `error`: the `TypeError` saying what to
+/// pass when `call` is no call at all (`ferrotool._values.calls.misused`: say, a tool's name
+/// where the `ToolUseBlock` goes), else `error` itself. Only an error path comes here.
+#[cold]
+fn misuse(call: &Bound<'_, PyAny>, error: PyErr) -> PyErr {
+    let py = call.py();
+    let found = py
+        .import(pyo3::intern!(py, "ferrotool._values.calls"))
+        .and_then(|calls| calls.call_method1(pyo3::intern!(py, "misused"), ("call_tool", call)));
+    match found {
+        Ok(found) if found.is_none() => error,
+        Ok(found) => PyErr::from_value(found),
+        Err(failed) => failed,
+    }
 }
 
 impl DirectCall {
@@ -141,7 +162,8 @@ impl DirectCall {
     }
 
     /// The error result for arguments that did not validate: every error, as text for the
-    /// model and as records in the metadata (``errors``).
+    /// model and as records in the metadata (``errors``); logged as the pipeline logs it
+    /// (`outcomes.report_invalid`).
     fn invalid_result<'py>(
         &self,
         call: &Bound<'py, PyAny>,
@@ -152,13 +174,14 @@ impl DirectCall {
         let text = invalid_arguments_text(name.cast::<PyString>()?.to_str()?, errors);
         let metadata = PyDict::new(py);
         metadata.set_item(pyo3::intern!(py, "errors"), error_records(py, errors)?)?;
-        self.block(
+        let result = self.block(
             call,
             PyString::new(py, &text).as_any(),
             self.values.error.bind(py),
             &self.values.proxy.bind(py).call1((metadata,))?,
             &py.None().into_bound(py),
-        )
+        )?;
+        self.values.report_invalid.bind(py).call1((result,))
     }
 }
 
@@ -397,7 +420,10 @@ impl ToolCaller {
         let plain_route = on_result.is_none()
             && match context {
                 None => true,
-                Some(context) => context.is_none() || !carries_request_config(context)?,
+                Some(context) => {
+                    context.is_none()
+                        || !carries_request_config(context).map_err(|error| misuse(call, error))?
+                }
             };
         if plain_route {
             let name = field(call, Field::Name)?;
