@@ -17,7 +17,7 @@ Import: `from_langchain(tool)` is a ferrotool tool whose schema is the LangChain
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, cast, final
+from typing import Any, ClassVar, Literal, cast, final
 
 import orjson
 from langchain_core.messages import ToolMessage
@@ -65,7 +65,7 @@ def _content(result: ToolResultBlock) -> str | list[str | dict[str, Any]]:
 class FerrotoolTool(BaseTool):
     """A ferrotool tool as a LangChain tool (see the module). Build it with `langchain_tool`."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(arbitrary_types_allowed=True)
 
     view: ToolView
     context: RuntimeContext | None = None

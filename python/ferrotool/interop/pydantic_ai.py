@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
-from typing import Any, final
+from typing import Any, Final, final
 
 import orjson
 from pydantic_ai import (
@@ -43,6 +43,7 @@ from pydantic_ai.usage import RunUsage
 from pydantic_core import SchemaValidator, core_schema
 
 from ferrotool._definitions.wire import ERROR_STATES, json_text
+from ferrotool._registry.view import ToolView
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.content import ImageBlock, JsonBlock, TextBlock
@@ -124,10 +125,10 @@ class FerrotoolToolset(AbstractToolset[object]):
         names: Sequence[str] | None = None,
         id: str | None = None,
     ) -> None:
-        self.view = view_of(source)
+        self.view: ToolView = view_of(source)
         self.context = context
         self.strict = strict
-        self.names = None if names is None else tuple(names)
+        self.names: Final[tuple[str, ...] | None] = None if names is None else tuple(names)
         self._id = id
 
     @property
