@@ -56,8 +56,8 @@ class Tracing:
         record_results: bool = False,
         tracer_provider: TracerProvider | None = None,
     ) -> None:
-        self.record_arguments = record_arguments
-        self.record_results = record_results
+        self.record_arguments: Final[bool] = record_arguments
+        self.record_results: Final[bool] = record_results
         self._provider = tracer_provider
         self._tracer: trace.Tracer | None = None
         self._tracer_of: TracerProvider | None = None

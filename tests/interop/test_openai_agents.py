@@ -6,7 +6,14 @@ from typing import Any
 
 import orjson
 import pytest
-from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, function_tool
+from agents import (
+    Agent,
+    FunctionTool,
+    OpenAIChatCompletionsModel,
+    RunConfig,
+    Runner,
+    function_tool,
+)
 from openai import AsyncOpenAI
 
 from ferrotool import (
@@ -126,6 +133,7 @@ async def test_an_asking_tool_interrupts_the_run_and_runs_once_approved() -> Non
 async def test_a_plain_call_does_not_ask() -> None:
     toolkit = kit(Deploy())
     (weather,) = bridge.function_tools(toolkit, names=["get_weather"])
+    assert isinstance(weather, FunctionTool)
     assert weather.needs_approval is not False
     assert callable(weather.needs_approval)
     assert await weather.needs_approval(None, {"city": "Rome"}, "c1") is False  # type: ignore[arg-type]

@@ -55,7 +55,7 @@ async def test_a_round_trip_through_the_sdk() -> None:
     kit = toolkit()
     with ModelServer([Reply(TWO_CALLS), Reply(response({"text": "Done."}))]) as server:
         async with client(server).aio as aio:
-            config = types.GenerateContentConfig(tools=gemini.tools(kit))  # type: ignore[arg-type]
+            config = types.GenerateContentConfig(tools=gemini.tools(kit))
             contents: list[types.ContentUnionDict] = [
                 types.Content(role="user", parts=[types.Part(text="Go")])
             ]

@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any, assert_type
 
 import anyio
+import pytest
 
 import ferrotool
 from ferrotool import (
@@ -93,6 +94,20 @@ def test_public_types() -> None:
         return await toolkit.call_tool(block, context)
 
     assert_type(anyio.run(main), ToolResultBlock)
+
+
+def test_spec_fields_read_the_spec_and_are_never_set() -> None:
+    search = Search(timeout=2.0)
+    assert_type(search.name, str)
+    assert_type(Search.name, str)
+    assert_type(search.read_only, bool)
+    assert_type(search.timeout, float | None)
+    assert_type(ToolBase.mcp_server, str | None)
+    assert (search.name, search.timeout) == ("search", 2.0)
+    with pytest.raises(AttributeError, match="read from the tool's spec"):
+        search.name = "other"  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="read from the tool's spec"):
+        search.read_only = True  # type: ignore[misc]
 
 
 # Type aliases carry no docstring of their own; the modules that define them document them.

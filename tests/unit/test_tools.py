@@ -366,7 +366,7 @@ def test_a_tools_fields_are_its_spec() -> None:
         plain.spec, name="other", read_only=False, description="Tool: other"
     )
     with pytest.raises(AttributeError, match="read from the tool's spec"):
-        overridden.read_only = True
+        overridden.read_only = True  # type: ignore[misc]
 
     @tool(read_only=True, timeout=2.0, dangerous_files=(".token",))
     def peek(path: str) -> str:

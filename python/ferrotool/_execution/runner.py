@@ -191,8 +191,8 @@ class Runner:
     __slots__ = ("_limits", "_lock", "_strong", "config", "onion", "progress")
 
     def __init__(self, config: ToolkitConfig, progress: tuple[ProgressSink, ...] = ()) -> None:
-        self.config = config
-        self.progress = progress
+        self.config: Final[ToolkitConfig] = config
+        self.progress: Final[tuple[ProgressSink, ...]] = progress
         self.onion: Final[Next | None] = onion(config.middleware)
         self._limits: weakref.WeakKeyDictionary[object, _Limits] = weakref.WeakKeyDictionary()
         self._strong: dict[object, _Limits] = {}  # loops that cannot be weakly referenced

@@ -127,7 +127,7 @@ class ResetTools(ToolBase[dict[str, bool]], DerivedTool):
     def __init__(self, groups: Iterable[ToolGroup]) -> None:
         self.groups: Mapping[str, ToolGroup] = {group.name: group for group in groups}
         managed = [g for g in self.groups.values() if g.scope is ToolGroupScope.SESSION]
-        self.managed = tuple(group.name for group in managed)
+        self.managed: Final[tuple[str, ...]] = tuple(group.name for group in managed)
         properties: dict[str, JsonValue] = {
             group.name: {"type": "boolean", "description": group.description or group.name}
             for group in managed

@@ -70,9 +70,9 @@ class Table:
         self.groups: dict[str, ToolGroup] = {}
         self.members: dict[str, list[str]] = {}
         self.direct: dict[str, _core.DirectCall] = {}
-        self.next_seq = 0
+        self.next_seq: int = 0
         self.derived: set[str] = set()
-        self.caches = TableCaches()
+        self.caches: TableCaches = TableCaches()
 
     def copy(self) -> Table:
         """A copy to change (the caches are not copied: they are rebuilt on use)."""

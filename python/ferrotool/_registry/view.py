@@ -149,11 +149,11 @@ class ToolView(ToolLists):
         own = tuple(middleware)
         self._middleware = (*runner.config.middleware, *own)
         self._onion = onion(self._middleware) if own else runner.onion
-        self.state = state
-        self.config = config
+        self.state: Final[ToolContextState] = state
+        self.config: Final[ToolRequestConfig] = config
         self._store = store
         self._key = key
-        self.active_groups = table.active_groups(state)
+        self.active_groups: Final[frozenset[str]] = table.active_groups(state)
         externals: dict[str, CompiledTool] = {}
         shadowed: set[str] = set()
         for name, tool in config.tools.items():

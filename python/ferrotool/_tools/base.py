@@ -11,7 +11,9 @@ import operator
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import (
+    TYPE_CHECKING,
     Any,
+    ClassVar,
     Final,
     Generic,
     Never,
@@ -168,6 +170,10 @@ class SpecField(Generic[T]):
 
     __slots__ = ("declared", "field", "read")
 
+    declared: T
+    """The class's value of the field (`ToolSpec`'s default when the class declares none)."""
+    field: str
+    """The field's name (set with the attribute's name)."""
     read: Callable[[ToolSpec], T]
     """Reads the field of a spec (set with the field's name)."""
 
@@ -236,15 +242,26 @@ class ToolBase(Generic[InputT]):
         dangerous_directories: Directory names added to the default dangerous directories.
     """
 
-    name = SpecField[str]()
-    description = SpecField[str]()
-    read_only = SpecField[bool]()
-    concurrency_safe = SpecField[bool]()
-    external = SpecField[bool]()
-    state_injected = SpecField[bool]()
-    mcp_server = SpecField[str | None]()
-    strict = SpecField[bool | None]()
-    timeout = SpecField[float | None]()
+    if TYPE_CHECKING:  # read through the class's `SpecField` descriptors, never set on a tool
+        name: ClassVar[str]
+        description: ClassVar[str]
+        read_only: ClassVar[bool]
+        concurrency_safe: ClassVar[bool]
+        external: ClassVar[bool]
+        state_injected: ClassVar[bool]
+        mcp_server: ClassVar[str | None]
+        strict: ClassVar[bool | None]
+        timeout: ClassVar[float | None]
+    else:
+        name = SpecField[str]()
+        description = SpecField[str]()
+        read_only = SpecField[bool]()
+        concurrency_safe = SpecField[bool]()
+        external = SpecField[bool]()
+        state_injected = SpecField[bool]()
+        mcp_server = SpecField[str | None]()
+        strict = SpecField[bool | None]()
+        timeout = SpecField[float | None]()
 
     input_schema: Mapping[str, JsonValue] | type | None = None
     execution: ExecutionConfig | None = None

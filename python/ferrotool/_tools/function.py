@@ -130,6 +130,9 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
     """
 
     function: Callable[P, R]
+    execution: ExecutionConfig | None
+    dangerous_files: tuple[str, ...]
+    dangerous_directories: tuple[str, ...]
     _compiled: _Compiled
 
     def __init__(
@@ -162,13 +165,13 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
             check_tool_name(name)
         self.function = cast("Callable[P, R]", raw)
         self.options = options
-        self.inline = options.get("inline", False)
-        self.converter = options.get("converter")
+        self.inline: Final[bool] = options.get("inline", False)
+        self.converter: Final[ResultConverter | None] = options.get("converter")
         self.binding = binding
         self.presets = presets
         self.owner = owner
         target = inspect.unwrap(cast("Callable[..., object]", raw))
-        self.is_async = inspect.iscoroutinefunction(target)
+        self.is_async: Final[bool] = inspect.iscoroutinefunction(target)
         # A method tool bound to an object shares what was compiled (the record is frozen).
         self._compiled = compiled._compiled if compiled is not None else self._compile_function()
         self.execution = self._compiled.execution

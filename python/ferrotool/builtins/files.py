@@ -111,7 +111,7 @@ class FileToolBase(ToolBase[dict[str, JsonValue]]):
         dirs = [base_dirs] if isinstance(base_dirs, (str, os.PathLike)) else list(base_dirs)
         if not dirs:
             raise ValueError("a file tool needs at least one base folder")
-        self.base_dirs = tuple(Path(d).absolute() for d in dirs)
+        self.base_dirs: Final[tuple[Path, ...]] = tuple(Path(d).absolute() for d in dirs)
         self._roots = tuple(real(d) for d in self.base_dirs)
         self.max_file_bytes = max_file_bytes
         self.max_output = max_output
@@ -353,7 +353,7 @@ class ViewTextFile(FileToolBase):
         "View a text file with numbered lines, whole or a range of lines. Paths are relative "
         "to the base folder."
     )
-    input_schema = _VIEW_SCHEMA
+    input_schema: Mapping[str, JsonValue] | type | None = _VIEW_SCHEMA
     read_only = True
 
     def run(self, tool_input: Mapping[str, JsonValue]) -> str:
@@ -386,7 +386,7 @@ class ListDirectory(FileToolBase):
 
     name = LIST_DIRECTORY
     description = "List the entries of a folder; folders end with '/'."
-    input_schema = _LIST_SCHEMA
+    input_schema: Mapping[str, JsonValue] | type | None = _LIST_SCHEMA
     read_only = True
     path_field = "dir_path"
 
@@ -489,7 +489,7 @@ class WriteTextFile(_Writer):
         "Create or overwrite a text file, or replace a range of its lines with the content. "
         "Missing parent folders are created."
     )
-    input_schema = _WRITE_SCHEMA
+    input_schema: Mapping[str, JsonValue] | type | None = _WRITE_SCHEMA
 
     def run(self, tool_input: Mapping[str, JsonValue]) -> str:
         """Write the file."""
@@ -530,7 +530,7 @@ class InsertTextFile(_Writer):
         "Insert content into a text file before the given line; line n+1 appends to a file "
         "of n lines."
     )
-    input_schema = _INSERT_SCHEMA
+    input_schema: Mapping[str, JsonValue] | type | None = _INSERT_SCHEMA
 
     def run(self, tool_input: Mapping[str, JsonValue]) -> str:
         """Insert the content."""

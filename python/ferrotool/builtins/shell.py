@@ -729,20 +729,20 @@ class ShellCommandTool(ToolBase[dict[str, JsonValue]]):
     ) -> None:
         if timeout <= 0 or max_output <= 0:
             raise ValueError("timeout and max_output must be positive")
-        self.allow = tuple(allow)
-        self.deny = tuple(deny)
-        self.cwd = Path(cwd).absolute() if cwd is not None else None
+        self.allow: Final[tuple[str, ...]] = tuple(allow)
+        self.deny: Final[tuple[str, ...]] = tuple(deny)
+        self.cwd: Final[Path | None] = Path(cwd).absolute() if cwd is not None else None
         self.default_timeout = timeout
         self.max_output = max_output
-        self.inherit_env = tuple(inherit_env)
-        self.env = dict(env or {})
+        self.inherit_env: Final[tuple[str, ...]] = tuple(inherit_env)
+        self.env: Final[dict[str, str]] = dict(env or {})
         _sandbox.check_env(self.env, self.inherit_env)
-        self.dangerous_commands = (
+        self.dangerous_commands: Final[tuple[str, ...]] = (
             *DANGEROUS_COMMANDS,
             *(c for c in dangerous_commands if c not in DANGEROUS_COMMANDS),
         )
-        self.sandbox = _sandbox.sandbox_of(sandbox)
-        self.sandbox_problem = (
+        self.sandbox: Sandbox | None = _sandbox.sandbox_of(sandbox)
+        self.sandbox_problem: str | None = (
             None if self.sandbox is None else _sandbox.sandbox_problem(self.sandbox)
         )
         if self.sandbox_problem is not None:

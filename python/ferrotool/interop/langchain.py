@@ -28,7 +28,7 @@ import contextvars
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal, cast, final
+from typing import Any, ClassVar, Literal, cast, final
 
 import orjson
 from langchain_core.messages import ToolMessage
@@ -111,7 +111,7 @@ def _call_sync(
 class FerrotoolTool(BaseTool):
     """A ferrotool tool as a LangChain tool (see the module). Build it with `langchain_tool`."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(arbitrary_types_allowed=True)
 
     view: ToolView
     context: RuntimeContext | None = None

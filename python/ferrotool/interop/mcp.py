@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import final
+from typing import Final, final
 
 import orjson
 from mcp.types import Tool
@@ -70,7 +70,7 @@ class McpDefinedTool(ToolBase[dict[str, JsonValue]]):
 
     def __init__(self, definition: Tool, server: str | None) -> None:
         self.definition = definition
-        self.tool_name = definition.name
+        self.tool_name: Final[str] = definition.name
         name = definition.name if server is None else f"{MCP_PREFIX}__{server}__{definition.name}"
         annotations = definition.annotations
         super().__init__(

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any, final
 
 import orjson
-from agents import FunctionTool, RunContextWrapper, ToolOutputImage, ToolOutputText
+from agents import FunctionTool, RunContextWrapper, Tool, ToolOutputImage, ToolOutputText
 from agents.tool_context import ToolContext
 
 from ferrotool._definitions.formats import tool_definition
@@ -111,8 +111,11 @@ def function_tools(
     *,
     names: Sequence[str] | None = None,
     strict: bool = True,
-) -> list[FunctionTool]:
+) -> list[Tool]:
     """Every tool of ``source`` (or only ``names``) as ``FunctionTool`` objects.
+
+    The list is typed as ``Agent(tools=...)`` takes it (``agents.Tool``); `function_tool` gives
+    one tool typed as ``FunctionTool``.
 
     External (client) tools are left out (see the module).
     """

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias, final
+from typing import Any, Final, TypeAlias, final
 
 import orjson
 from pydantic_ai import (
@@ -51,6 +51,7 @@ from pydantic_core import SchemaValidator, core_schema
 from typing_extensions import TypeVar
 
 from ferrotool._definitions.wire import ERROR_STATES, json_text
+from ferrotool._registry.view import ToolView
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.content import ImageBlock, JsonBlock, TextBlock
@@ -168,11 +169,11 @@ class FerrotoolToolset(AbstractToolset[DepsT]):
         names: Sequence[str] | None = None,
         id: str | None = None,
     ) -> None:
-        self.view = view_of(source)
+        self.view: ToolView = view_of(source)
         self.context = context
         self._context_of = _context_of(context, context_from)
         self.strict = strict
-        self.names = None if names is None else tuple(names)
+        self.names: Final[tuple[str, ...] | None] = None if names is None else tuple(names)
         self._id = id
 
     @property

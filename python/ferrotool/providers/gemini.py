@@ -54,7 +54,7 @@ if TYPE_CHECKING:
         FunctionResponseDict,
         FunctionResponsePartDict,
         PartDict,
-        ToolDict,
+        ToolUnion,
     )
 
     from ferrotool._execution.batch import ToolBatch
@@ -66,7 +66,7 @@ else:
     FunctionResponseDict: TypeAlias = dict
     FunctionResponsePartDict: TypeAlias = dict
     PartDict: TypeAlias = dict
-    ToolDict: TypeAlias = dict
+    ToolUnion: TypeAlias = object
 
 GENERATED_ID: Final = "gemini-call-"
 """The prefix of the ids given to Gemini calls that came without one."""
@@ -212,16 +212,25 @@ def assistant(text: str, calls: Iterable[ToolUseBlock]) -> ContentDict:
     return {"role": "model", "parts": parts}
 
 
-def tools(source: ToolLists, *, strict: bool = False) -> list[ToolDict]:
+def tools(source: ToolLists, *, strict: bool = False) -> list[ToolUnion]:
     """The ``tools=`` list of a request: one ``Tool`` with every function declaration.
 
     Args:
         source: A `ToolView`, `Registry` or `Toolkit`.
         strict: Warn for a tool whose declaration differs materially from its schema (Gemini
             has no per-tool strict mode).
+
+    Returns:
+        google-genai's ``Tool`` (none without a declaration), in the list type of
+        ``GenerateContentConfig(tools=...)``. The declarations alone, as dicts of the wire
+        format, are ``source.schemas("gemini")``.
     """
     declarations = source.schemas("gemini", strict=strict)
-    return [{"function_declarations": declarations}] if declarations else []
+    if not declarations:
+        return []
+    from google.genai.types import Tool  # the SDK's class, needed here only
+
+    return [Tool.model_validate({"function_declarations": declarations})]
 
 
 __all__ = [

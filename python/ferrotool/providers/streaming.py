@@ -89,9 +89,9 @@ class ArgumentsAccumulator:
     __slots__ = ("_chunks", "_escaped", "_in_string", "_last", "_text", "done", "id", "name")
 
     def __init__(self, id: str = "", name: str = "") -> None:
-        self.id = id
-        self.name = name
-        self.done = False
+        self.id: str = id
+        self.name: str = name
+        self.done: bool = False
         self._chunks: list[str] = []
         self._text: str | None = ""
         self._in_string = False

@@ -93,7 +93,7 @@ class LoadSkillThroughPath(ToolBase[dict[str, str]], DerivedTool):
     ) -> None:
         self.skills = skills
         self._hold = hold
-        self.groups = tuple(groups)
+        self.groups: Final[tuple[ToolGroup, ...]] = tuple(groups)
         self._by_id: Mapping[str, AgentSkill] = {skill.skill_id: skill for skill in skills}
         # Each folder's real path, resolved once: a folder swapped for a symlink later is
         # refused when it is opened, not followed.

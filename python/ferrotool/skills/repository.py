@@ -174,10 +174,10 @@ class FileSystemSkillRepository:
         path = Path(base_dir).absolute()
         if not path.is_dir():
             raise NotADirectoryError(f"skills folder {os.fspath(path)!r} is not a folder")
-        self.base_dir = path
-        self.source = source or f"filesystem-{path.parent.name}_{path.name}"
-        self.lazy = lazy
-        self.budget = _check_budget(budget)
+        self.base_dir: Final[Path] = path
+        self.source: Final[str] = source or f"filesystem-{path.parent.name}_{path.name}"
+        self.lazy: Final[bool] = lazy
+        self.budget: Final[int] = _check_budget(budget)
         self._cache: dict[str, _Cached] = {}
         self._last: SkillSet = EMPTY_SKILLS
         self._errors: Mapping[str, SkillError] = _NO_ERRORS
@@ -327,10 +327,10 @@ class PackageSkillRepository:
         source: str | None = None,
         budget: int = DEFAULT_BUDGET,
     ) -> None:
-        self.package = package
-        self.folder = folder
-        self.source = source or f"package-{package}_{folder.replace('/', '-')}"
-        self.budget = _check_budget(budget)
+        self.package: Final[str] = package
+        self.folder: Final[str] = folder
+        self.source: Final[str] = source or f"package-{package}_{folder.replace('/', '-')}"
+        self.budget: Final[int] = _check_budget(budget)
         self._skills: SkillSet | None = None
         self._errors: Mapping[str, SkillError] = _NO_ERRORS
 

@@ -119,7 +119,7 @@ class SkillViews:
         self._memo: OrderedDict[tuple[object, ...], tuple[tuple[SkillSet, ...], SkillSet]] = (
             OrderedDict()
         )
-        self.builds = 0
+        self.builds: int = 0
         """How many boxes were built (materialisations)."""
         self._made: list[Path] = []
         weakref.finalize(self, _close, self._boxes, self._made).atexit = False

@@ -36,10 +36,10 @@ try:
     from hypothesis import assume
     from hypothesis import strategies as st
     from hypothesis.strategies import DrawFn, SearchStrategy
-except ImportError as error:  # pragma: no cover - exercised only without hypothesis
+except ImportError as _missing:  # pragma: no cover - exercised only without hypothesis
     raise ImportError(
         "ferrotool.testing needs hypothesis: pip install 'ferrotool[testing]'"
-    ) from error
+    ) from _missing
 
 import functools
 from collections.abc import Mapping

@@ -101,9 +101,9 @@ class GeminiModel:
     def config(self, request: ModelRequest) -> GenerateContentConfigDict:
         """The request's config: the settings, the tools and the system instruction."""
         config = cast("GenerateContentConfigDict", dict(self.settings))
-        tools = gemini.tools(request.tools, strict=self.strict)
-        if tools:
-            config["tools"] = list(tools)
+        declarations = request.tools.schemas("gemini", strict=self.strict)
+        if declarations:  # the wire format, as the SDK's dict config takes it
+            config["tools"] = [{"function_declarations": declarations}]
         if request.system:
             config["system_instruction"] = request.system
         return config
