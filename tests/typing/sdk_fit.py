@@ -38,16 +38,19 @@ async def openai_chat_turn(client: AsyncOpenAI, view: ToolView, context: Runtime
 async def openai_responses_turn(
     client: AsyncOpenAI, view: ToolView, context: RuntimeContext
 ) -> None:
-    """The same two lines for the Responses API: the results are the next request's input."""
+    """The same two lines for the Responses API, as the module documents them (stateless)."""
     tools = openai_responses.tools(view, strict=True)
-    response = await client.responses.create(model="m", input="Weather?", tools=tools)
+    items: list[ResponseInputItemParam] = [{"role": "user", "content": "Weather?"}]
+    response = await client.responses.create(model="m", input=items, tools=tools)
     batch = await view.call_tools(openai_responses.tool_calls(response), context)
-    items: list[ResponseInputItemParam] = openai_responses.result_messages(batch)
+    items += [*openai_responses.output_items(response), *openai_responses.result_messages(batch)]
+    await client.responses.create(model="m", input=items, tools=tools)
+    # Or on the server's state: the results alone, after the previous response.
     await client.responses.create(
-        model="m", input=items, tools=tools, previous_response_id=response.id
-    )
-    await client.responses.create(
-        model="m", input=openai_responses.result_messages(batch), tools=tools
+        model="m",
+        input=openai_responses.result_messages(batch),
+        tools=tools,
+        previous_response_id=response.id,
     )
 
 

@@ -51,3 +51,14 @@ def test_sdk_fit_passes_pyright() -> None:
     ]
     assert done.returncode == 0, "\n".join(diagnostics) or done.stdout + done.stderr
     assert report["summary"]["filesAnalyzed"] == 1, done.stdout
+
+
+def test_the_documented_responses_recipe_is_the_one_checked() -> None:
+    from ferrotool.providers import openai_responses
+
+    doc = openai_responses.__doc__ or ""
+    recipe = doc[doc.index("::") + 2 : doc.index("`tool_calls`")].split("\n")
+    lines = [line.strip().replace("openai_responses.", "") for line in recipe if line.strip()]
+    fit = FIT.read_text(encoding="utf-8").replace("openai_responses.", "")
+    assert len(lines) == 2
+    assert all(line in fit for line in lines), lines
