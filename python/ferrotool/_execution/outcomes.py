@@ -24,6 +24,9 @@ formatter:
 - ``ferrotool_step``: for a failed step, its key (see `STEPS`);
 - ``ferrotool_timeout_s``: for a timeout, the seconds the call was given.
 
+No record carries a duration: the pipeline reads no clock for a call unless something listens
+for one (a `ferrotool.telemetry.Tracing` span has the call's duration).
+
 The ``ferrotool`` logger has a `logging.NullHandler` (set by ``import ferrotool``), as a
 library's should: an application that configures no logging sees none of this (Python's
 last-resort handler, which prints warnings and their tracebacks to stderr, is not used).
