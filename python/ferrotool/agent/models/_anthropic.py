@@ -15,7 +15,7 @@ from ferrotool.agent.messages import (
     UserMessage,
     transcript_groups,
 )
-from ferrotool.agent.models._streams import report_calls
+from ferrotool.agent.models._streams import SdkModel, report_calls
 from ferrotool.providers import anthropic
 from ferrotool.providers.streaming import ToolCallStream
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 @final
-class AnthropicModel:
+class AnthropicModel(SdkModel["AsyncAnthropic"]):
     """A `ChatModel` over an ``anthropic.AsyncAnthropic`` client's Messages API.
 
     Each reply is kept whole (streamed or not) and goes back in the next request as it was:
@@ -42,14 +42,9 @@ class AnthropicModel:
             are.
     """
 
-    __slots__ = ("client", "max_tokens", "model", "settings", "stream", "strict")
+    __slots__ = ("max_tokens",)
 
-    client: AsyncAnthropic
-    model: str
     max_tokens: int
-    strict: bool
-    stream: bool
-    settings: dict[str, JsonValue]
 
     def __init__(
         self,
@@ -61,12 +56,8 @@ class AnthropicModel:
         stream: bool = False,
         settings: Mapping[str, JsonValue] | None = None,
     ) -> None:
-        self.client = client
-        self.model = model
+        super().__init__(client, model, strict=strict, stream=stream, settings=settings)
         self.max_tokens = max_tokens
-        self.strict = strict
-        self.stream = stream
-        self.settings = dict(settings or {})
 
     def messages(self, request: ModelRequest) -> list[MessageParam]:
         """The request's transcript as Messages API messages.

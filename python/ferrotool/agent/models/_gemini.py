@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, cast, final
 
 from ferrotool._definitions.wire import field
-from ferrotool._values.json import JsonValue
 from ferrotool.agent.messages import (
     ArgumentsDelta,
     DeltaSink,
@@ -16,11 +15,12 @@ from ferrotool.agent.messages import (
     UserMessage,
     transcript_groups,
 )
+from ferrotool.agent.models._streams import SdkModel
 from ferrotool.errors import AgentError, ProviderShapeError
 from ferrotool.providers import gemini
 
 if TYPE_CHECKING:
-    from google.genai import Client
+    from google.genai import Client  # noqa: F401  (the base class's type argument)
     from google.genai.types import (
         Content,
         ContentDict,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 @final
-class GeminiModel:
+class GeminiModel(SdkModel["Client"]):
     """A `ChatModel` over a ``google.genai.Client``'s async models (``client.aio.models``).
 
     A reply that came from Gemini goes back as the model's ``Content`` as it was: its thought
@@ -50,28 +50,7 @@ class GeminiModel:
             ``thinking_config``...), given as they are.
     """
 
-    __slots__ = ("client", "model", "settings", "stream", "strict")
-
-    client: Client
-    model: str
-    strict: bool
-    stream: bool
-    settings: dict[str, JsonValue]
-
-    def __init__(
-        self,
-        client: Client,
-        model: str,
-        *,
-        strict: bool = False,
-        stream: bool = False,
-        settings: Mapping[str, JsonValue] | None = None,
-    ) -> None:
-        self.client = client
-        self.model = model
-        self.strict = strict
-        self.stream = stream
-        self.settings = dict(settings or {})
+    __slots__ = ()
 
     def contents(self, request: ModelRequest) -> list[Content | ContentDict]:
         """The request's transcript as Gemini contents.

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, final
 
-from ferrotool._values.json import JsonValue
 from ferrotool.agent.messages import (
     DeltaSink,
     ModelReply,
@@ -14,17 +12,17 @@ from ferrotool.agent.messages import (
     UserMessage,
     transcript_groups,
 )
-from ferrotool.agent.models._streams import report_calls
+from ferrotool.agent.models._streams import SdkModel, report_calls
 from ferrotool.providers import openai_chat
 from ferrotool.providers.streaming import ToolCallStream
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI
+    from openai import AsyncOpenAI  # noqa: F401  (the base class's type argument)
     from openai.types.chat import ChatCompletionMessageParam
 
 
 @final
-class OpenAIChatModel:
+class OpenAIChatModel(SdkModel["AsyncOpenAI"]):
     """A `ChatModel` over an ``openai.AsyncOpenAI`` client's Chat Completions.
 
     Args:
@@ -36,28 +34,7 @@ class OpenAIChatModel:
             are.
     """
 
-    __slots__ = ("client", "model", "settings", "stream", "strict")
-
-    client: AsyncOpenAI
-    model: str
-    strict: bool
-    stream: bool
-    settings: dict[str, JsonValue]
-
-    def __init__(
-        self,
-        client: AsyncOpenAI,
-        model: str,
-        *,
-        strict: bool = False,
-        stream: bool = False,
-        settings: Mapping[str, JsonValue] | None = None,
-    ) -> None:
-        self.client = client
-        self.model = model
-        self.strict = strict
-        self.stream = stream
-        self.settings = dict(settings or {})
+    __slots__ = ()
 
     def messages(self, request: ModelRequest) -> list[ChatCompletionMessageParam]:
         """The request's transcript as Chat Completions messages."""

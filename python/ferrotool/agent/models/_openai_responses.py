@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, final
 
 from ferrotool._definitions.wire import field
-from ferrotool._values.json import JsonValue
 from ferrotool.agent.messages import (
     DeltaSink,
     ModelReply,
@@ -15,18 +13,18 @@ from ferrotool.agent.messages import (
     UserMessage,
     transcript_groups,
 )
-from ferrotool.agent.models._streams import report_calls
+from ferrotool.agent.models._streams import SdkModel, report_calls
 from ferrotool.errors import AgentError
 from ferrotool.providers import openai_responses
 from ferrotool.providers.streaming import ToolCallStream
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI
+    from openai import AsyncOpenAI  # noqa: F401  (the base class's type argument)
     from openai.types.responses import Response, ResponseInputItemParam, ResponseOutputItem
 
 
 @final
-class OpenAIResponsesModel:
+class OpenAIResponsesModel(SdkModel["AsyncOpenAI"]):
     """A `ChatModel` over an ``openai.AsyncOpenAI`` client's Responses API.
 
     Each request carries the whole conversation in its ``input`` (no ``previous_response_id``):
@@ -43,28 +41,7 @@ class OpenAIResponsesModel:
             they are.
     """
 
-    __slots__ = ("client", "model", "settings", "stream", "strict")
-
-    client: AsyncOpenAI
-    model: str
-    strict: bool
-    stream: bool
-    settings: dict[str, JsonValue]
-
-    def __init__(
-        self,
-        client: AsyncOpenAI,
-        model: str,
-        *,
-        strict: bool = False,
-        stream: bool = False,
-        settings: Mapping[str, JsonValue] | None = None,
-    ) -> None:
-        self.client = client
-        self.model = model
-        self.strict = strict
-        self.stream = stream
-        self.settings = dict(settings or {})
+    __slots__ = ()
 
     def items(self, request: ModelRequest) -> list[ResponseInputItemParam]:
         """The request's transcript as Responses ``input`` items.
