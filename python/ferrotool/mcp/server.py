@@ -67,6 +67,8 @@ APPROVAL_SCHEMA: Final[dict[str, Any]] = {
     },
     "required": ["approve"],
 }
+"""The form a client's person fills in to approve a call that asks (an elicitation's schema)."""
+
 RESULT_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "properties": {
@@ -74,6 +76,8 @@ RESULT_SCHEMA: Final[dict[str, Any]] = {
     },
     "required": ["result"],
 }
+"""The form a client fills in with an external tool's result (an elicitation's schema)."""
+
 _PARSED_CAP: Final = 256
 
 
