@@ -396,21 +396,20 @@ async def _with_progress(
 
 
 def _progress(progress: ToolProgress, count: int) -> tuple[float, float | None, str | None]:
-    """A chunk as (progress, total, message): an MCP progress chunk passes its numbers on."""
+    """A chunk as MCP's (progress, total, message).
+
+    Progress with numbers (`Emitter.progress`) passes them on, its text as the message (none
+    when empty). A plain chunk counts: the n-th chunk of the call is progress n, with its text
+    (a JSON chunk as JSON text) as the message.
+    """
     chunk = progress.chunk
+    if progress.progress is not None:
+        text = chunk.text if isinstance(chunk, TextBlock) else None
+        return progress.progress, progress.total, text or None
     if isinstance(chunk, TextBlock):
         return count, None, chunk.text
     if isinstance(chunk, JsonBlock):
-        value = chunk.value
-        if isinstance(value, dict) and isinstance(value.get("progress"), int | float):
-            total = value.get("total")
-            message = value.get("message")
-            return (
-                float(value["progress"]),  # type: ignore[arg-type]
-                float(total) if isinstance(total, int | float) else None,
-                message if isinstance(message, str) else None,
-            )
-        return count, None, orjson.dumps(value).decode()
+        return count, None, orjson.dumps(chunk.value).decode()
     return count, None, None
 
 
