@@ -18,13 +18,16 @@ from collections.abc import Mapping, Sequence
 from typing import final
 
 import orjson
-from mcp.types import Tool
 
 from ferrotool._definitions.formats import tool_definition
+from ferrotool._extras import requires_extra
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.json import JsonValue
 from ferrotool.errors import InteropError, SuspendTool
 from ferrotool.interop._common import ToolSource, spec_of, view_of
+
+with requires_extra("ferrotool.interop.mcp", "mcp"):
+    from mcp.types import Tool
 
 MCP_PREFIX = "mcp"
 """The first part of an imported MCP tool's name: ``mcp__{server}__{tool}``."""
