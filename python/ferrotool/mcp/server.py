@@ -235,8 +235,9 @@ class McpToolServer:
         if not _wants_progress(ctx):
             result = await view.call_tool(call, context)
         else:
-            result = await _with_progress(
-                ctx, lambda sink: view.call_tool(call, context, on_progress=sink)
+            result = await with_progress(
+                ctx.session.report_progress,
+                lambda sink: view.call_tool(call, context, on_progress=sink),
             )
         if result.needs_approval or result.is_suspended:
             asked = await self._ask(ctx, context, call, result)
@@ -363,11 +364,15 @@ def _refused(call: ToolUseBlock, pending: PendingToolCall, why: str) -> ToolResu
     )
 
 
-async def _with_progress(
-    ctx: ServerRequestContext[Any, Any],
+ProgressReport = Callable[[float, float | None, str | None], Awaitable[None]]
+"""Sends one MCP progress notification: ``(progress, total, message)``."""
+
+
+async def with_progress(
+    report: ProgressReport,
     run: Callable[[Callable[[ToolProgress], None]], Awaitable[ToolResultBlock]],
 ) -> ToolResultBlock:
-    """Run a call whose progress chunks go to the client as progress notifications.
+    """Run a call whose progress chunks go to ``report``, in order, as MCP progress.
 
     A chunk may come from a worker thread; it is handed to the event loop's thread.
     """
@@ -386,7 +391,7 @@ async def _with_progress(
             async for progress in receive:
                 count += 1
                 done, total, message = _progress(progress, count)
-                await ctx.session.report_progress(done, total, message)
+                await report(done, total, message)
 
     async with anyio.create_task_group() as group:
         group.start_soon(forward)
