@@ -171,11 +171,11 @@ async def test_a_ferrotool_tool_round_trips_through_fastmcp_in_process() -> None
 async def test_the_sdks_servers_and_ferrotools_own_import_in_process() -> None:
     sdk: MCPServer = MCPServer("sdk")
 
-    def times(a: int, b: int) -> int:
+    def multiply(a: int, b: int) -> int:
         """Multiply."""
         return a * b
 
-    sdk.add_tool(times)
+    sdk.add_tool(multiply, name="times")
     kit = Toolkit()
     chunks: list[ToolProgress] = []
     sdk_client = McpClient.in_process("sdk", sdk)
