@@ -185,6 +185,40 @@ class InteropError(FerrotoolError, TypeError):
     """
 
 
+class MissingExtra(FerrotoolError, ImportError):
+    """A module of ferrotool needs an optional dependency that is not installed.
+
+    The message names the module and the command that installs its extra, for example
+    ``ferrotool.redis needs the 'redis' extra, which is not installed (No module named 'redis'):
+    pip install 'ferrotool[redis]'``. It is an `ImportError` too, so ``except ImportError:``
+    around an optional import keeps working.
+
+    Args:
+        feature: What needs the extra (a module, or a command such as ``ferrotool serve``).
+        extra: The extra's name, as ``pip install 'ferrotool[EXTRA]'`` spells it.
+        missing: The module that could not be imported, if known.
+        reason: What the import said.
+
+    Attributes:
+        feature: What needs the extra.
+        extra: The extra's name.
+        reason: What the import said, if known.
+    """
+
+    def __init__(
+        self, feature: str, extra: str, missing: str | None = None, reason: str | None = None
+    ) -> None:
+        why = f" ({reason})" if reason else ""
+        super().__init__(
+            f"{feature} needs the {extra!r} extra, which is not installed{why}: "
+            f"pip install 'ferrotool[{extra}]'",
+            name=missing,
+        )
+        self.feature = feature
+        self.extra = extra
+        self.reason = reason
+
+
 class FerrotoolWarning(Warning):
     """The base of every warning ferrotool gives.
 
@@ -234,6 +268,7 @@ __all__ = [
     "InjectionError",
     "InteropError",
     "McpError",
+    "MissingExtra",
     "ProviderShapeError",
     "RegistrationError",
     "ResumeError",

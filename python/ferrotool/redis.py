@@ -15,10 +15,12 @@ from types import TracebackType
 from typing import Final, Self, final
 from urllib.parse import quote
 
-import redis.asyncio as aioredis
-from redis.exceptions import ResponseError
-
+from ferrotool._extras import requires_extra
 from ferrotool._session.state import EMPTY_STATE, SessionKey, ToolContextState
+
+with requires_extra("ferrotool.redis", "redis"):
+    import redis.asyncio as aioredis
+    from redis.exceptions import ResponseError
 
 DEFAULT_PREFIX: Final = "ferrotool:session:"
 """Where session keys start unless the store is told otherwise."""

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from typing import Final, final
 
-from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
-
 from ferrotool._execution.middleware import Next
+from ferrotool._extras import requires_extra
 from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
 from ferrotool._values.context import RuntimeContext
+
+with requires_extra("ferrotool.telemetry", "otel"):
+    from opentelemetry import trace
+    from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 
 _OPERATION: Final = "execute_tool"
 _ERROR_TYPES: Final = {

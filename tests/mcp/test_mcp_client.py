@@ -344,9 +344,9 @@ async def test_progress_reaches_the_emitter(kit: tuple[Toolkit, McpClient, Path]
     chunks: list[ToolProgress] = []
     result = await toolkit.call_tool(call("progress", id="p1"), on_progress=chunks.append)
     assert result.content == "done"
-    assert [chunk.chunk for chunk in chunks] == [
-        JsonBlock({"progress": 1.0, "total": 2.0, "message": "step 1"}),
-        JsonBlock({"progress": 2.0, "total": 2.0, "message": "step 2"}),
+    assert [(chunk.progress, chunk.total, chunk.chunk) for chunk in chunks] == [
+        (1.0, 2.0, TextBlock("step 1")),
+        (2.0, 2.0, TextBlock("step 2")),
     ]
     assert {chunk.call_id for chunk in chunks} == {"p1"}
 

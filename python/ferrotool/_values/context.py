@@ -150,12 +150,17 @@ class ToolProgress:
     Attributes:
         call_id: The id of the call that emitted it.
         tool_name: The tool's name.
-        chunk: The content.
+        chunk: The content (for progress with numbers, its message as text, ``""`` without one).
+        progress: How far the call is, for progress with numbers (`Emitter.progress`); it
+            grows with each report of one call. ``None`` for a plain chunk.
+        total: What ``progress`` counts up to, when known.
     """
 
     call_id: str
     tool_name: str
     chunk: ContentBlock
+    progress: float | None = None
+    total: float | None = None
 
 
 ProgressSink = Callable[[ToolProgress], None]
@@ -166,8 +171,10 @@ ProgressSink = Callable[[ToolProgress], None]
 class Emitter:
     """Handed to a tool that asks for it: the current call, and a way to stream progress.
 
-    Chunks go to the progress sinks of the toolkit and of the call, never into the result the
-    model sees; a failing sink is logged and does not stop the others or the tool.
+    `emit` sends a chunk (text or any content block); `progress` sends numbers (done, out of
+    how many) with a message. Chunks go to the progress sinks of the toolkit and of the call,
+    never into the result the model sees; a failing sink is logged and does not stop the
+    others or the tool.
     """
 
     __slots__ = ("_sinks", "call")
@@ -186,12 +193,43 @@ class Emitter:
         if not self._sinks:
             return
         block = TextBlock(chunk) if isinstance(chunk, str) else chunk
-        progress = ToolProgress(self.call.id, self.call.name, block)
+        self._send(ToolProgress(self.call.id, self.call.name, block))
+
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress with numbers: ``progress`` of ``total`` (when known), and a message.
+
+        Served over MCP, each report is a ``notifications/progress`` with these numbers;
+        ``progress`` should grow with each report of a call, as MCP asks.
+
+        Args:
+            progress: How far the call is (say, items done).
+            total: What ``progress`` counts up to, if known.
+            message: A short text for a person; it is the chunk's text.
+
+        Raises:
+            TypeError: ``progress`` or ``total`` is not a number.
+        """
+        done = _number("progress", progress)
+        of = None if total is None else _number("total", total)
+        if not self._sinks:
+            return
+        text = TextBlock("" if message is None else message)
+        self._send(ToolProgress(self.call.id, self.call.name, text, done, of))
+
+    def _send(self, progress: ToolProgress) -> None:
         for sink in self._sinks:
             try:
                 sink(progress)
             except Exception:
                 _log.exception("progress sink %r failed for call %s", sink, self.call.id)
+
+
+def _number(label: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{label} must be a number, not {type(value).__name__}")
+    return float(value)
 
 
 __all__ = [

@@ -15,9 +15,10 @@ import anyio
 import orjson
 
 import ferrotool
+from ferrotool._extras import requires_extra
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool.cli.target import load_target, load_toolkit, parse_context
-from ferrotool.errors import CliError, InjectionError
+from ferrotool.errors import CliError, InjectionError, MissingExtra
 from ferrotool.providers import ProviderFormat
 
 _FORMATS: Final = get_args(ProviderFormat)
@@ -161,14 +162,18 @@ def _shortened(text: str, width: int) -> str:
 
 
 def _serve(args: argparse.Namespace, out: TextIO) -> int:
-    import uvicorn
+    try:
+        with requires_extra("ferrotool serve", "mcp"):
+            import uvicorn
 
-    from ferrotool.cli import serve as workers
-    from ferrotool.mcp import serve
+            from ferrotool.cli import serve as workers
+            from ferrotool.mcp import serve
+    except MissingExtra as exc:
+        raise CliError(str(exc)) from None
 
     try:
         store = serve.store_from_url(args.store)
-    except ValueError as exc:
+    except (ValueError, MissingExtra) as exc:
         raise CliError(str(exc)) from None
     if args.workers > 1 and (store is None or args.transport != "streamable-http"):
         raise CliError(

@@ -31,12 +31,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar, Literal, cast, final
 
 import orjson
-from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, ToolException
-from pydantic import BaseModel, ConfigDict
 
 from ferrotool._definitions.wire import ERROR_STATES, image_url, json_text
 from ferrotool._execution.loopback import running_trio
+from ferrotool._extras import requires_extra
 from ferrotool._registry.view import ToolView
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
@@ -53,6 +51,11 @@ from ferrotool.interop._common import (
     spec_of,
     view_of,
 )
+
+with requires_extra("ferrotool.interop.langchain", "langchain"):
+    from langchain_core.messages import ToolMessage
+    from langchain_core.tools import BaseTool, ToolException
+    from pydantic import BaseModel, ConfigDict
 
 _ARGUMENTS = "ferrotool_arguments"
 _CALL_ID = "ferrotool_call_id"

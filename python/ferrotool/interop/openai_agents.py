@@ -19,11 +19,10 @@ from collections.abc import Sequence
 from typing import Any, final
 
 import orjson
-from agents import FunctionTool, RunContextWrapper, Tool, ToolOutputImage, ToolOutputText
-from agents.tool_context import ToolContext
 
 from ferrotool._definitions.formats import tool_definition
 from ferrotool._definitions.wire import image_url, json_text
+from ferrotool._extras import requires_extra
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.content import ContentBlock, ImageBlock, TextBlock
@@ -39,6 +38,10 @@ from ferrotool.interop._common import (
     spec_of,
     view_of,
 )
+
+with requires_extra("ferrotool.interop.openai_agents", "openai-agents"):
+    from agents import FunctionTool, RunContextWrapper, Tool, ToolOutputImage, ToolOutputText
+    from agents.tool_context import ToolContext
 
 
 def _output(result: ToolResultBlock) -> str | list[ToolOutputText | ToolOutputImage]:

@@ -35,22 +35,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeAlias, final
 
 import orjson
-from pydantic_ai import (
-    ApprovalRequired,
-    BinaryContent,
-    CallDeferred,
-    ImageUrl,
-    RunContext,
-    Tool,
-    ToolDefinition,
-    ToolFailed,
-)
-from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
-from pydantic_ai.usage import RunUsage
 from pydantic_core import SchemaValidator, core_schema
 from typing_extensions import TypeVar
 
 from ferrotool._definitions.wire import ERROR_STATES, json_text
+from ferrotool._extras import requires_extra
 from ferrotool._registry.view import ToolView
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
@@ -67,6 +56,20 @@ from ferrotool.interop._common import (
     spec_of,
     view_of,
 )
+
+with requires_extra("ferrotool.interop.pydantic_ai", "pydantic-ai"):
+    from pydantic_ai import (
+        ApprovalRequired,
+        BinaryContent,
+        CallDeferred,
+        ImageUrl,
+        RunContext,
+        Tool,
+        ToolDefinition,
+        ToolFailed,
+    )
+    from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+    from pydantic_ai.usage import RunUsage
 
 DepsT = TypeVar("DepsT", default=object, contravariant=True)
 """The type of a run's ``deps`` (pydantic-ai's ``AgentDepsT``)."""

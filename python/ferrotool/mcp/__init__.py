@@ -9,18 +9,21 @@ this package until it is asked for.
 * ``ferrotool serve MODULE:OBJECT`` (`ferrotool.mcp.server`) serves a toolkit to MCP clients.
 """
 
-from ferrotool.mcp._convert import RejectedTool, tool_name
-from ferrotool.mcp._registration import register_mcp, remove_mcp
-from ferrotool.mcp.client import (
-    DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_STARTUP_TIMEOUT,
-    HeaderProvider,
-    McpClient,
-    McpMeta,
-    Mode,
-    ProgressHandler,
-)
-from ferrotool.mcp.tool import McpTool, McpTrust
+from ferrotool._extras import requires_extra
+
+with requires_extra("ferrotool.mcp", "mcp"):
+    from ferrotool.mcp._convert import RejectedTool, tool_name
+    from ferrotool.mcp._registration import register_mcp, remove_mcp
+    from ferrotool.mcp.client import (
+        DEFAULT_REQUEST_TIMEOUT,
+        DEFAULT_STARTUP_TIMEOUT,
+        HeaderProvider,
+        McpClient,
+        McpMeta,
+        Mode,
+        ProgressHandler,
+    )
+    from ferrotool.mcp.tool import McpTool, McpTrust
 
 __all__ = [
     "DEFAULT_REQUEST_TIMEOUT",

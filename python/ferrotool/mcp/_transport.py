@@ -20,6 +20,8 @@ from mcp import Client, MCPError
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
 from mcp_types.methods import validate_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -73,8 +75,51 @@ class Http:
         return self.url
 
 
-Target: TypeAlias = Stdio | Sse | Http
-"""Where a server is: a command to run, or a URL."""
+@dataclass(frozen=True, slots=True)
+class InProcess:
+    """A server object of this process, spoken to through the SDK's in-memory streams.
+
+    ``server`` is the SDK's low-level ``Server``; ``lifespan``, when not ``None``, is entered
+    around the connection (a FastMCP server's own start-up and shutdown).
+    """
+
+    server: Server[Any]
+    lifespan: Callable[[], contextlib.AbstractAsyncContextManager[object]] | None
+    label: str
+
+    def describe(self) -> str:
+        return f"in-process {self.label}"
+
+
+Target: TypeAlias = Stdio | Sse | Http | InProcess
+"""Where a server is: a command to run, a URL, or a server object of this process."""
+
+
+def in_process(server: object) -> InProcess:
+    """The in-process target of a server object.
+
+    Takes the SDK's low-level ``Server`` or its ``MCPServer``, a FastMCP server, or a
+    `ferrotool.mcp.server.McpToolServer`.
+
+    Raises:
+        TypeError: ``server`` is none of these.
+    """
+    label = type(server).__name__
+    if isinstance(server, MCPServer):
+        return InProcess(server._lowlevel_server, None, label)
+    if isinstance(server, Server):
+        return InProcess(server, None, label)
+    lowlevel = getattr(server, "server", None)  # an McpToolServer
+    if isinstance(lowlevel, Server):
+        return InProcess(lowlevel, None, label)
+    lowlevel = getattr(server, "_mcp_server", None)  # FastMCP's
+    lifespan = getattr(server, "_lifespan_manager", None)
+    if isinstance(lowlevel, Server) and callable(lifespan):
+        return InProcess(lowlevel, lifespan, label)
+    raise TypeError(
+        "an in-process MCP server is an mcp Server or MCPServer, a FastMCP server or an "
+        f"McpToolServer, not {label}"
+    )
 
 
 async def _add_call_headers(request: httpx2.Request) -> None:
@@ -106,7 +151,11 @@ def server_stderr() -> TextIO:
 
 
 async def sdk_client(target: Target, stack: contextlib.AsyncExitStack, **options: Any) -> Client:
-    """The SDK client for ``target``; an HTTP client it needs is entered on ``stack``."""
+    """The SDK client for ``target``; what it needs (HTTP client, lifespan) goes on ``stack``."""
+    if isinstance(target, InProcess):
+        if target.lifespan is not None:
+            await stack.enter_async_context(target.lifespan())
+        return Client(target.server, **options)
     if isinstance(target, Stdio):
         parameters = StdioServerParameters(
             command=target.command,
@@ -281,10 +330,12 @@ def describe(exc: BaseException) -> str:
 __all__ = [
     "CALL_HEADERS",
     "Http",
+    "InProcess",
     "Sse",
     "Stdio",
     "Target",
     "describe",
+    "in_process",
     "list_all",
     "listens",
     "sdk_client",

@@ -53,10 +53,12 @@ from ferrotool.mcp._convert import SESSION_META_KEY, RejectedTool, check_server_
 from ferrotool.mcp._transport import (
     CALL_HEADERS,
     Http,
+    InProcess,
     Sse,
     Stdio,
     Target,
     describe,
+    in_process,
     list_all,
     listens,
     sdk_client,
@@ -66,7 +68,7 @@ from ferrotool.mcp._transport import (
 
 _log: Final = logging.getLogger("ferrotool.mcp")
 _TRANSPORTS: Final[Mapping[type[Target], str]] = MappingProxyType(
-    {Stdio: "stdio", Sse: "sse", Http: "streamable-http"}
+    {Stdio: "stdio", Sse: "sse", Http: "streamable-http", InProcess: "in-process"}
 )
 
 DEFAULT_STARTUP_TIMEOUT: Final = 30.0
@@ -126,9 +128,10 @@ class _InFlight:
 class McpClient:
     """One MCP server's tools, for a `Toolkit` (`register_mcp`) or called directly.
 
-    Build one with `stdio`, `sse` or `streamable_http`; `initialize` connects (and is a no-op
-    when connected), `close` disconnects. ``async with`` does both. The connection is held by
-    a task of the client's own, on the running event loop (asyncio or trio).
+    Build one with `stdio`, `sse`, `streamable_http` or `in_process`; `initialize` connects
+    (and is a no-op when connected), `close` disconnects. ``async with`` does both. The
+    connection is held by a task of the client's own, on the running event loop (asyncio or
+    trio).
 
     Args:
         name: The server's name in tool names (``mcp__{name}__{tool}``): 1 to 32 letters,
@@ -302,6 +305,42 @@ class McpClient:
             backoff=backoff,
             max_backoff=max_backoff,
             request_headers=request_headers,
+        )
+
+    @classmethod
+    def in_process(
+        cls,
+        name: str,
+        server: object,
+        *,
+        startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        mode: Mode = "legacy",
+    ) -> McpClient:
+        """A server object of this process, spoken to without a transport (in memory).
+
+        The session-based era is the default here: the SDK's in-memory path for the stateless
+        one (2026-07-28) carries no notifications, so a call's progress would not arrive.
+
+        Args:
+            name: The server's name in tool names.
+            server: A FastMCP server, the SDK's ``MCPServer`` or low-level ``Server``, or a
+                `ferrotool.mcp.server.McpToolServer`. A FastMCP server's lifespan runs while
+                the client is connected.
+            startup_timeout: Seconds to connect and list the tools.
+            request_timeout: Seconds one request may take.
+            mode: How the protocol version is chosen (``"legacy"``: the ``initialize``
+                handshake).
+
+        Raises:
+            TypeError: ``server`` is none of these.
+        """
+        return cls(
+            name,
+            in_process(server),
+            startup_timeout=startup_timeout,
+            request_timeout=request_timeout,
+            mode=mode,
         )
 
     # - state -

@@ -239,8 +239,9 @@ class McpToolServer:
         if not _wants_progress(ctx):
             result = await view.call_tool(call, context)
         else:
-            result = await _with_progress(
-                ctx, lambda sink: view.call_tool(call, context, on_progress=sink)
+            result = await with_progress(
+                ctx.session.report_progress,
+                lambda sink: view.call_tool(call, context, on_progress=sink),
             )
         if result.needs_approval or result.is_suspended:
             asked = await self._ask(ctx, context, call, result)
@@ -367,11 +368,15 @@ def _refused(call: ToolUseBlock, pending: PendingToolCall, why: str) -> ToolResu
     )
 
 
-async def _with_progress(
-    ctx: ServerRequestContext[Any, Any],
+ProgressReport = Callable[[float, float | None, str | None], Awaitable[None]]
+"""Sends one MCP progress notification: ``(progress, total, message)``."""
+
+
+async def with_progress(
+    report: ProgressReport,
     run: Callable[[Callable[[ToolProgress], None]], Awaitable[ToolResultBlock]],
 ) -> ToolResultBlock:
-    """Run a call whose progress chunks go to the client as progress notifications.
+    """Run a call whose progress chunks go to ``report``, in order, as MCP progress.
 
     A chunk may come from a worker thread; it is handed to the event loop's thread.
     """
@@ -390,7 +395,7 @@ async def _with_progress(
             async for progress in receive:
                 count += 1
                 done, total, message = _progress(progress, count)
-                await ctx.session.report_progress(done, total, message)
+                await report(done, total, message)
 
     async with anyio.create_task_group() as group:
         group.start_soon(forward)
@@ -400,21 +405,20 @@ async def _with_progress(
 
 
 def _progress(progress: ToolProgress, count: int) -> tuple[float, float | None, str | None]:
-    """A chunk as (progress, total, message): an MCP progress chunk passes its numbers on."""
+    """A chunk as MCP's (progress, total, message).
+
+    Progress with numbers (`Emitter.progress`) passes them on, its text as the message (none
+    when empty). A plain chunk counts: the n-th chunk of the call is progress n, with its text
+    (a JSON chunk as JSON text) as the message.
+    """
     chunk = progress.chunk
+    if progress.progress is not None:
+        text = chunk.text if isinstance(chunk, TextBlock) else None
+        return progress.progress, progress.total, text or None
     if isinstance(chunk, TextBlock):
         return count, None, chunk.text
     if isinstance(chunk, JsonBlock):
-        value = chunk.value
-        if isinstance(value, dict) and isinstance(value.get("progress"), int | float):
-            total = value.get("total")
-            message = value.get("message")
-            return (
-                float(value["progress"]),  # type: ignore[arg-type]
-                float(total) if isinstance(total, int | float) else None,
-                message if isinstance(message, str) else None,
-            )
-        return count, None, orjson.dumps(value).decode()
+        return count, None, orjson.dumps(chunk.value).decode()
     return count, None, None
 
 

@@ -40,7 +40,6 @@ from ferrotool._permissions.decisions import PermissionDecision
 from ferrotool._permissions.state import PermissionContext
 from ferrotool._tools.base import ToolBase, ToolCallParam
 from ferrotool._values.calls import ToolResultBlock
-from ferrotool._values.content import JsonBlock
 from ferrotool._values.json import JsonValue
 from ferrotool.errors import McpError
 from ferrotool.mcp._convert import EMPTY_SCHEMA, RejectedTool, result_block, tool_name
@@ -145,7 +144,7 @@ class McpTool(ToolBase[dict[str, JsonValue]]):
         emitter = param.emitter
 
         async def report(progress: float, total: float | None, message: str | None) -> None:
-            emitter.emit(JsonBlock({"progress": progress, "total": total, "message": message}))
+            emitter.progress(progress, total, message)
 
         try:
             result = await self.client.call_tool(

@@ -32,15 +32,6 @@ This module needs hypothesis: ``pip install 'ferrotool[testing]'``.
 
 from __future__ import annotations
 
-try:
-    from hypothesis import assume
-    from hypothesis import strategies as st
-    from hypothesis.strategies import DrawFn, SearchStrategy
-except ImportError as _missing:  # pragma: no cover - exercised only without hypothesis
-    raise ImportError(
-        "ferrotool.testing needs hypothesis: pip install 'ferrotool[testing]'"
-    ) from _missing
-
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -48,15 +39,21 @@ from typing import Final, Protocol, TypeAlias, final, runtime_checkable
 
 import orjson
 
+from ferrotool._extras import requires_extra
 from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec
 
-# The package: _document (the schema document: validators, $ref resolution, allOf merging),
-# _regex (ECMA-262 patterns for Python), _scalars (numbers, strings, formats, any JSON),
-# _generate (valid values), _mutate (one violation each).
-from ferrotool.testing._document import _Document, _dumps, _pointer
-from ferrotool.testing._generate import _Builder
-from ferrotool.testing._mutate import _Candidate, _garbled, _Mutator, _not_json
+with requires_extra("ferrotool.testing", "testing"):
+    from hypothesis import assume
+    from hypothesis import strategies as st
+    from hypothesis.strategies import DrawFn, SearchStrategy
+
+    # The package: _document (the schema document: validators, $ref resolution, allOf
+    # merging), _regex (ECMA-262 patterns for Python), _scalars (numbers, strings, formats, any
+    # JSON), _generate (valid values), _mutate (one violation each).
+    from ferrotool.testing._document import _Document, _dumps, _pointer
+    from ferrotool.testing._generate import _Builder
+    from ferrotool.testing._mutate import _Candidate, _garbled, _Mutator, _not_json
 
 
 @runtime_checkable
