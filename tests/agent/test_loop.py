@@ -333,3 +333,21 @@ async def test_a_run_dropped_unclosed_never_cancels_its_consumer() -> None:
         while not cancelled:  # the dropped run's call is stopped
             await anyio.sleep(0.01)
     assert cancelled == [True]
+
+
+@pytest.mark.parametrize("source", ["toolkit", "registry"])
+async def test_a_toolkit_or_a_registry_runs_in_its_default_view(source: str) -> None:
+    toolkit = Toolkit()
+    toolkit.register(get_weather)
+    tools: Toolkit | Registry = toolkit if source == "toolkit" else toolkit.snapshot()
+    model = ScriptedModel(
+        [
+            ModelReply(calls=(ToolUseBlock("c1", "get_weather", '{"city": "Paris"}'),)),
+            ModelReply("Sunny in Paris."),
+        ]
+    )
+    outcome = await run_agent(model, tools, [UserMessage("Weather?")]).result()
+    assert isinstance(outcome, RunFinished)
+    assert outcome.reply.text == "Sunny in Paris."
+    (result,) = results_in(model.requests[1])
+    assert result.content == "Paris: sunny"

@@ -32,6 +32,7 @@ from ferrotool._execution.batch import ToolBatch
 from ferrotool._execution.events import ToolEvent
 from ferrotool._execution.resume import Reply
 from ferrotool._execution.stream import EventStream
+from ferrotool._registry.source import ToolSource, view_of
 from ferrotool._registry.view import ToolView
 from ferrotool._values.calls import REPLACES_KEY, ToolResultBlock
 from ferrotool._values.context import RuntimeContext
@@ -192,7 +193,7 @@ def _answers(result: ToolResultBlock) -> str | None:
 
 def run_agent(
     model: ChatModel,
-    view: ToolView,
+    view: ToolSource,
     messages: Sequence[Message],
     context: RuntimeContext | None = None,
     *,
@@ -212,7 +213,7 @@ def run_agent(
 
     Args:
         model: The model (`OpenAIChatModel`, `AnthropicModel`, `ScriptedModel`, or your own).
-        view: The request's tools.
+        view: The request's tools: its view, or a toolkit's or registry's default view.
         messages: The transcript so far (usually the person's first message).
         context: The runtime context of every tool call.
         max_turns: Model turns at most; then the run ends with `TurnLimitReached`.
@@ -227,7 +228,8 @@ def run_agent(
     """
     run = _settings(model, context, max_turns, system, instructions, agent, config, parallel)
     transcript = list(messages)
-    return AgentRun(lambda emit: run.turns(view, transcript, 0, emit))
+    start = view_of(view)
+    return AgentRun(lambda emit: run.turns(start, transcript, 0, emit))
 
 
 def resume_agent(

@@ -12,14 +12,12 @@ from __future__ import annotations
 import base64
 import uuid
 from collections.abc import Iterable
-from typing import TypeAlias
 
 import orjson
 
 from ferrotool._execution import outcomes
 from ferrotool._execution.pipeline import CallScope, gate, parse
-from ferrotool._registry.registry import Registry
-from ferrotool._registry.toolkit import Toolkit
+from ferrotool._registry.source import ToolSource, view_of
 from ferrotool._registry.view import ToolView
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
 from ferrotool._values.content import ContentBlock, ImageBlock, TextBlock
@@ -27,14 +25,6 @@ from ferrotool._values.context import RuntimeContext
 from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec
 from ferrotool.errors import InteropError
-
-ToolSource: TypeAlias = ToolView | Toolkit | Registry
-"""Where exported tools come from and run: a request's view, or a toolkit's or registry's."""
-
-
-def view_of(source: ToolSource) -> ToolView:
-    """The view exported calls run in: the view itself, or the default view."""
-    return source if isinstance(source, ToolView) else source.view()
 
 
 def spec_of(view: ToolView, name: str) -> ToolSpec:
