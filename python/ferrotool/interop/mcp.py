@@ -146,8 +146,7 @@ def fastmcp_tool(tool: AgentTool, *, context: RuntimeContext | None = None) -> f
     from fastmcp.tools import ToolResult
 
     from ferrotool._registry.toolkit import Toolkit
-    from ferrotool.mcp._convert import wire_result
-    from ferrotool.mcp.server import with_progress
+    from ferrotool.mcp.server import wire_result, with_progress
 
     toolkit = Toolkit()
     toolkit.register(tool)

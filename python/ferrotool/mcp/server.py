@@ -422,4 +422,11 @@ def _progress(progress: ToolProgress, count: int) -> tuple[float, float | None, 
     return count, None, None
 
 
-__all__ = ["APPROVAL_SCHEMA", "RESULT_SCHEMA", "SESSION_META_KEY", "McpToolServer"]
+__all__ = [
+    "APPROVAL_SCHEMA",
+    "RESULT_SCHEMA",
+    "SESSION_META_KEY",
+    "McpToolServer",
+    "wire_result",
+    "with_progress",
+]
