@@ -140,3 +140,43 @@ def test_the_message_names_what_was_passed() -> None:
         toolkit.call_tool_sync(None)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"name='lookup'"):
         toolkit.call_tool_sync("lookup")  # type: ignore[arg-type]
+
+
+# - a context that is not one -
+
+CALL = ToolUseBlock("c1", "add", '{"a": 1, "b": 2}')
+NOT_A_CONTEXT = {"user_id": "u1", "session_id": "s1"}
+
+
+def _says_build_a_context(error: pytest.ExceptionInfo[TypeError]) -> None:
+    message = str(error.value)
+    assert "takes a RuntimeContext" in message
+    assert "RuntimeContext(user_id='u1', session_id='s1')" in message
+    assert "got dict" in message
+
+
+async def test_a_dict_where_the_context_goes_on_the_async_entries() -> None:
+    toolkit = _toolkit()
+    with pytest.raises(TypeError) as error:
+        await toolkit.call_tool(CALL, NOT_A_CONTEXT)  # type: ignore[arg-type]
+    _says_build_a_context(error)
+    wrapped = _toolkit(ToolkitConfig(middleware=(_passing,)))  # the pipeline's route
+    with pytest.raises(TypeError) as error:
+        await wrapped.call_tool(CALL, NOT_A_CONTEXT)  # type: ignore[arg-type]
+    _says_build_a_context(error)
+    with pytest.raises(TypeError) as error:
+        await toolkit.call_tools([CALL], NOT_A_CONTEXT)  # type: ignore[arg-type]
+    _says_build_a_context(error)
+
+
+def test_a_dict_where_the_context_goes_on_the_sync_entry() -> None:
+    with pytest.raises(TypeError) as error:
+        _toolkit().call_tool_sync(CALL, NOT_A_CONTEXT)  # type: ignore[arg-type]
+    _says_build_a_context(error)
+
+
+async def test_a_context_or_none_is_taken_as_before() -> None:
+    toolkit = _toolkit()
+    assert (await toolkit.call_tool(CALL, None)).content == "3"
+    assert (await toolkit.call_tool(CALL, RuntimeContext(user_id="u1"))).content == "3"
+    assert toolkit.call_tool_sync(CALL, RuntimeContext(user_id="u1")).content == "3"

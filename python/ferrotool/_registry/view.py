@@ -40,7 +40,7 @@ from ferrotool._requests.resolve import backend_allowed, external_wins
 from ferrotool._session.state import SessionKey, SessionStore, ToolContextState
 from ferrotool._tools.base import AgentTool
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock, misused
-from ferrotool._values.context import ProgressSink, RuntimeContext
+from ferrotool._values.context import ProgressSink, RuntimeContext, misused_context
 from ferrotool._values.execution import ExecutionConfig
 from ferrotool._values.groups import BASIC
 from ferrotool._values.spec import ToolSpec
@@ -294,6 +294,10 @@ class ToolView(ToolLists):
         if self._middleware:
             return anyio.run(_call, self, self.scope(call, context, agent, on_progress))
         routed = self.route(call, sync=True)
+        if type(context) is not RuntimeContext and (
+            error := misused_context("call_tool_sync", context)
+        ):
+            raise error
         if type(routed) is _core.DirectCall:
             return routed.run(call)
         if type(routed) is ToolResultBlock:
@@ -486,6 +490,8 @@ class ToolView(ToolLists):
             TypeError: ``call`` is no call (`ferrotool._values.calls.misused`).
         """
         if type(call) is not ToolUseBlock and (error := misused("call_tool", call)) is not None:
+            raise error
+        if type(context) is not RuntimeContext and (error := misused_context("call_tool", context)):
             raise error
         return CallScope.of(
             call,

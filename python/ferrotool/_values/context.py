@@ -232,6 +232,24 @@ def _number(label: str, value: float) -> float:
     return float(value)
 
 
+def misused_context(entry: str, value: object) -> TypeError | None:
+    """The error for ``value`` passed to ``entry`` (``call_tool``...) where a context belongs.
+
+    ``None`` for ``None`` and a `RuntimeContext`; else a `TypeError` that shows how to build
+    one (a dict of its fields, as in ``call_tool(call, {"user_id": "u1"})``, is a common slip).
+    """
+    if value is None or isinstance(value, RuntimeContext):
+        return None
+    example = "RuntimeContext(user_id='u1', session_id='s1')"
+    if isinstance(value, Mapping) and all(isinstance(key, str) for key in value):
+        fields = ", ".join(f"{key}={item!r:.20}" for key, item in list(value.items())[:3])
+        example = f"RuntimeContext({fields})"
+    return TypeError(
+        f"{entry} takes a RuntimeContext as its context, e.g. {example}; "
+        f"got {type(value).__name__} {value!r:.40}"
+    )
+
+
 __all__ = [
     "EMPTY_CONTEXT",
     "AgentState",
@@ -240,4 +258,5 @@ __all__ = [
     "ProgressSink",
     "RuntimeContext",
     "ToolProgress",
+    "misused_context",
 ]

@@ -136,6 +136,22 @@ fn misuse(call: &Bound<'_, PyAny>, error: PyErr) -> PyErr {
     }
 }
 
+/// The error for a context that is not one (a dict of its fields, say), else `error` as it is.
+#[cold]
+fn misused_context(context: &Bound<'_, PyAny>, error: PyErr) -> PyErr {
+    let py = context.py();
+    let found = py
+        .import(pyo3::intern!(py, "ferrotool._values.context"))
+        .and_then(|module| {
+            module.call_method1(pyo3::intern!(py, "misused_context"), ("call_tool", context))
+        });
+    match found {
+        Ok(found) if found.is_none() => error,
+        Ok(found) => PyErr::from_value(found),
+        Err(failed) => failed,
+    }
+}
+
 impl DirectCall {
     /// A one-text result for `call`.
     fn block<'py>(
@@ -422,7 +438,8 @@ impl ToolCaller {
                 None => true,
                 Some(context) => {
                     context.is_none()
-                        || !carries_request_config(context).map_err(|error| misuse(call, error))?
+                        || !carries_request_config(context)
+                            .map_err(|error| misuse(call, misused_context(context, error)))?
                 }
             };
         if plain_route {
