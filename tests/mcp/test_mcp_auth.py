@@ -583,3 +583,24 @@ async def test_a_client_has_a_limit_of_calls_in_flight(guarded: tuple[str, int])
     mine = sorted(code for token, code in statuses if token == FIRST)
     assert mine == [200, 200, 429]
     assert (SECOND, 200) in statuses
+
+
+def test_a_session_answers_only_the_principal_that_opened_it(token_file: Path) -> None:
+    process, port = serve("--transport", "streamable-http", "--auth-token-file", str(token_file))
+    url = f"http://127.0.0.1:{port}/mcp"
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    try:
+        with httpx2.Client(timeout=10, headers={"accept": ACCEPT}) as http:
+            opened = http.post(url, json=initialize(), headers={"authorization": f"Bearer {FIRST}"})
+            session = {
+                "mcp-session-id": opened.headers["mcp-session-id"],
+                "mcp-protocol-version": LATEST_HANDSHAKE_VERSION,
+            }
+            done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            owner = {**session, "authorization": f"Bearer {FIRST}"}
+            assert http.post(url, json=done, headers=owner).status_code == 202
+            other = {**session, "authorization": f"Bearer {SECOND}"}
+            assert http.post(url, json=listing, headers=other).status_code == 404
+            assert http.post(url, json=listing, headers=owner).status_code == 200
+    finally:
+        stop(process)
