@@ -25,8 +25,10 @@ from mcp_support import PYTHON, SERVERS, free_port, stop, wait_port
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 
 from ferrotool import Toolkit, ToolUseBlock
+from ferrotool._session.state import EMPTY_STATE, SessionKey
 from ferrotool.mcp import McpClient, register_mcp
 from ferrotool.mcp._auth import StaticTokens
+from ferrotool.mcp._expiring import ExpiringSessionStore
 
 ENV = {
     **os.environ,
@@ -604,3 +606,19 @@ def test_a_session_answers_only_the_principal_that_opened_it(token_file: Path) -
             assert http.post(url, json=listing, headers=owner).status_code == 200
     finally:
         stop(process)
+
+
+async def test_the_in_memory_tool_state_of_an_idle_session_is_forgotten() -> None:
+    now = [0.0]
+    store = ExpiringSessionStore(10, clock=lambda: now[0])
+    kept, idle = SessionKey("", "kept"), SessionKey("", "idle")
+    assert await store.compare_and_set(kept, 0, EMPTY_STATE) is not None
+    assert await store.compare_and_set(idle, 0, EMPTY_STATE) is not None
+    for _ in range(3):  # used every 6 seconds: kept
+        now[0] += 6
+        assert (await store.load(kept)).revision == 1
+    assert (await store.load(idle)) is EMPTY_STATE  # 18 seconds idle: forgotten
+    assert len(store) == 1
+    now[0] += 11
+    await store.load(SessionKey("", "other"))  # a sweep forgets without being asked for it
+    assert len(store) == 0

@@ -183,6 +183,11 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
             security = serve.http_security(host, **options)
         except ValueError as exc:
             raise CliError(str(exc)) from None
+    redis_url = args.store if store is not None else None
+    if store is None and args.transport != "stdio":
+        from ferrotool.mcp._expiring import ExpiringSessionStore
+
+        store = ExpiringSessionStore(args.session_idle_timeout)
     server = workers.server_for(args.target, store)
     if args.transport == "stdio":
         anyio.run(serve.serve_stdio, server)
@@ -209,7 +214,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         app = serve.http_app(
             server,
             host=host,
-            redis_url=args.store if store else None,
+            redis_url=redis_url,
             security=security,
             session_idle_timeout=args.session_idle_timeout,
         )
@@ -343,7 +348,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         type=_seconds,
         default=1800.0,
-        help="close a session idle this long (streamable HTTP in memory; default 1800)",
+        help="forget a session idle this long (kept in memory: its tool state, and a"
+        " handshake-era streamable HTTP session; default 1800)",
     )
     serve.set_defaults(run=_serve)
     return parser

@@ -77,8 +77,11 @@ def http_security(
 
     Raises:
         ValueError: A token source is missing or empty, both kinds of authentication are
-            given, or ``host`` is not loopback and nothing authenticates.
+            given, ``max_concurrent`` is below 1, or ``host`` is not loopback and nothing
+            authenticates.
     """
+    if max_concurrent < 1:
+        raise ValueError(f"max_concurrent must be 1 or more, got {max_concurrent}")
     verifier: TokenVerifier | None = token_verifier
     tokens: StaticTokens | None = None
     if auth_token_env is not None:
