@@ -314,8 +314,11 @@ class HttpGuard:
         self._challenge = challenge
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "lifespan":
             await self._app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # a WebSocket: no transport of this server speaks it
+            await send({"type": "websocket.close", "code": 1008})
             return
         headers = Headers(scope=scope)
         if not self._hosts.host_ok(headers.get("host")):

@@ -6,6 +6,11 @@ process reaches it: with a shared store (``--store redis://...``) the app is
 `ferrotool.mcp._shared.SharedHttpApp`, whose handshake-era sessions live in Redis beside the
 tool state, so any worker serves any request of any session. What to serve (a target, the demo
 toolkit, the environment of a worker) is the command line's business: `ferrotool.cli.serve`.
+
+Every HTTP app is guarded (`http_security`): the ``Host`` and ``Origin`` it accepts, the bearer
+tokens or ``TokenVerifier`` it requires, the requests one client may have in flight; the
+authenticated client reaches each call's context as an `McpPrincipal`. `serve_http` runs an app
+with a header timeout for slow clients.
 """
 
 from __future__ import annotations
