@@ -210,6 +210,52 @@ def serve_http(app: ASGIApp, host: str, port: int, *, header_timeout: float | No
     uvicorn.run(app, host=host, port=port, http=HeaderTimeoutProtocol, log_level="warning")
 
 
+def run_http(
+    server: McpToolServer,
+    *,
+    transport: Literal["sse", "streamable-http"] = "streamable-http",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    auth_token_env: str | None = None,
+    auth_token_file: str | os.PathLike[str] | None = None,
+    token_verifier: TokenVerifier | None = None,
+    auth: AuthSettings | None = None,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+    insecure_no_auth: bool = False,
+    header_timeout: float | None = None,
+    session_idle_timeout: float | None = DEFAULT_SESSION_IDLE_TIMEOUT,
+) -> None:
+    """Serve ``server`` over HTTP until interrupted: ``ferrotool serve``'s HTTP in code.
+
+    The security keywords are `http_security`'s; ``header_timeout`` is `serve_http`'s and
+    ``session_idle_timeout`` `http_app`'s.
+
+    Raises:
+        ValueError: As `http_security` does (checked before anything is bound).
+    """
+    security = http_security(
+        host,
+        auth_token_env=auth_token_env,
+        auth_token_file=auth_token_file,
+        token_verifier=token_verifier,
+        auth=auth,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        max_concurrent=max_concurrent,
+        insecure_no_auth=insecure_no_auth,
+    )
+    app = (
+        sse_app(server, host=host, security=security)
+        if transport == "sse"
+        else http_app(
+            server, host=host, security=security, session_idle_timeout=session_idle_timeout
+        )
+    )
+    serve_http(app, host, port, header_timeout=header_timeout)
+
+
 def store_from_url(url: str | None) -> SessionStore | None:
     """The session store a ``--store`` URL names (``redis://...``), or ``None`` for memory."""
     if not url or url == "memory":
@@ -230,6 +276,7 @@ __all__ = [
     "Transport",
     "http_app",
     "http_security",
+    "run_http",
     "serve_http",
     "serve_stdio",
     "sse_app",

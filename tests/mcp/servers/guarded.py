@@ -14,7 +14,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 
 from ferrotool import Injected, Toolkit, tool
-from ferrotool.mcp.serve import McpPrincipal, http_app, http_security, serve_http
+from ferrotool.mcp.serve import McpPrincipal, run_http
 from ferrotool.mcp.server import McpToolServer
 
 ISSUER = "https://issuer.example.com"
@@ -70,8 +70,7 @@ def main() -> None:
         required_scopes=["tools"],
         validate_token_resource=False,
     )
-    security = http_security("127.0.0.1", token_verifier=Verifier(), auth=auth)
-    serve_http(http_app(McpToolServer(toolkit()), security=security), "127.0.0.1", port)
+    run_http(McpToolServer(toolkit()), port=port, token_verifier=Verifier(), auth=auth)
 
 
 if __name__ == "__main__":
