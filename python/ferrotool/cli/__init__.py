@@ -179,30 +179,59 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         raise CliError(
             "--workers needs --transport streamable-http and a shared --store redis://..."
         )
+    host, port = args.host, args.port
+    options = workers.security_options(args)
+    security = None
+    if args.transport != "stdio":
+        try:
+            security = serve.http_security(host, **options)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+    redis_url = args.store if store is not None else None
+    if store is None and args.transport != "stdio":
+        store = serve.ExpiringSessionStore(args.session_idle_timeout)
     server = workers.server_for(args.target, store)
     if args.transport == "stdio":
         anyio.run(serve.serve_stdio, server)
         return 0
-    host, port = args.host, args.port
     sys.stderr.write(f"ferrotool: serving MCP ({args.transport}) on http://{host}:{port}\n")
+    os.environ[serve.ENV_HEADER_TIMEOUT] = str(args.header_timeout)
     if args.transport == "sse":
-        uvicorn.run(serve.sse_app(server, host=host), host=host, port=port, log_level="warning")
+        serve.serve_http(serve.sse_app(server, host=host, security=security), host, port)
     elif args.workers > 1:
         os.environ[workers.ENV_TARGET] = args.target or ""
         os.environ[workers.ENV_STORE] = args.store or ""
         os.environ[workers.ENV_HOST] = host
+        os.environ[workers.ENV_SECURITY] = orjson.dumps(options).decode()
         uvicorn.run(
             "ferrotool.cli.serve:app_from_env",
             factory=True,
             host=host,
             port=port,
             workers=args.workers,
+            http=serve.HeaderTimeoutProtocol,
             log_level="warning",
         )
     else:
-        app = serve.http_app(server, host=host, redis_url=args.store if store else None)
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        app = serve.http_app(
+            server,
+            host=host,
+            redis_url=redis_url,
+            security=security,
+            session_idle_timeout=args.session_idle_timeout,
+        )
+        serve.serve_http(app, host, port)
     return 0
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected seconds (more than 0), got {text!r}")
+    return value
 
 
 def _count(text: str) -> int:
@@ -271,6 +300,58 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--workers", type=_count, default=1, help="worker processes (streamable HTTP, --store)"
+    )
+    http = serve.add_argument_group("HTTP security (sse, streamable-http)")
+    http.add_argument(
+        "--auth-token-env",
+        metavar="VAR",
+        help="require a bearer token: one of this environment variable's lines",
+    )
+    http.add_argument(
+        "--auth-token-file",
+        metavar="PATH",
+        help="require a bearer token: one of this file's lines (read at start)",
+    )
+    http.add_argument(
+        "--allowed-host",
+        metavar="HOST[:PORT]",
+        action="append",
+        default=[],
+        help="accept this Host header too (repeatable; the bind address and loopback always)",
+    )
+    http.add_argument(
+        "--allowed-origin",
+        metavar="ORIGIN",
+        action="append",
+        default=[],
+        help="accept this Origin header too, e.g. https://app.example.com (repeatable)",
+    )
+    http.add_argument(
+        "--insecure-no-auth",
+        action="store_true",
+        help="serve a non-loopback address without authentication (anyone who reaches it)",
+    )
+    http.add_argument(
+        "--max-concurrent-calls",
+        metavar="N",
+        type=_count,
+        default=16,
+        help="requests one client may have in flight (default 16)",
+    )
+    http.add_argument(
+        "--header-timeout",
+        metavar="SECONDS",
+        type=_seconds,
+        default=10.0,
+        help="close a connection whose request head is not in after this long (default 10)",
+    )
+    http.add_argument(
+        "--session-idle-timeout",
+        metavar="SECONDS",
+        type=_seconds,
+        default=1800.0,
+        help="forget a session idle this long (kept in memory: its tool state, and a"
+        " handshake-era streamable HTTP session; default 1800)",
     )
     serve.set_defaults(run=_serve)
     return parser

@@ -22,6 +22,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ferrotool.mcp._auth import principal_of
 from ferrotool.mcp.server import McpToolServer
 
 _VERSIONS: Final = frozenset(version.encode() for version in MODERN_PROTOCOL_VERSIONS)
@@ -103,7 +104,8 @@ class FastCalls:
         verdict: Any = classify_inbound_request(message, headers=dict(request.headers))
         if isinstance(verdict, InboundLadderRejection):
             return None
-        result = await self._server.answer(message["id"], name, arguments, meta)
+        principal = principal_of(request.scope)
+        result = await self._server.answer(message["id"], name, arguments, meta, principal)
         if result is None:
             return None
         return orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})

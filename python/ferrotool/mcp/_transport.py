@@ -66,10 +66,11 @@ class Sse:
 
 @dataclass(frozen=True, slots=True)
 class Http:
-    """A server behind streamable HTTP."""
+    """A server behind streamable HTTP (``auth`` signs its requests: a bearer token, OAuth)."""
 
     url: str
     headers: Mapping[str, str]
+    auth: httpx2.Auth | None = None
 
     def describe(self) -> str:
         return self.url
@@ -174,6 +175,7 @@ async def sdk_client(target: Target, stack: contextlib.AsyncExitStack, **options
         return Client(transport, **options)
     http = httpx2.AsyncClient(
         headers=dict(target.headers),
+        auth=target.auth,
         timeout=httpx2.Timeout(_HTTP_TIMEOUT, read=_HTTP_READ_TIMEOUT),
         event_hooks={"request": [_add_call_headers]},
     )

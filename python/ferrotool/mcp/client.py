@@ -275,6 +275,7 @@ class McpClient:
         *,
         headers: Mapping[str, str] | None = None,
         request_headers: HeaderProvider | None = None,
+        auth: httpx2.Auth | None = None,
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         mode: Mode = "auto",
@@ -290,6 +291,8 @@ class McpClient:
             request_headers: Gives extra headers for each call from its runtime context, so
                 that calls for different users share one connection with each user's
                 credentials.
+            auth: Signs every request (an ``httpx2.Auth``: a bearer token, or the SDK's
+                ``mcp.client.auth.OAuthClientProvider``, which runs the OAuth flow itself).
             startup_timeout: Seconds to connect and list the tools.
             request_timeout: Seconds one request may take.
             mode: How the protocol version is chosen.
@@ -298,7 +301,7 @@ class McpClient:
         """
         return cls(
             name,
-            Http(url, MappingProxyType(dict(headers or {}))),
+            Http(url, MappingProxyType(dict(headers or {})), auth),
             startup_timeout=startup_timeout,
             request_timeout=request_timeout,
             mode=mode,

@@ -55,6 +55,7 @@ from ferrotool._values.content import JsonBlock, TextBlock
 from ferrotool._values.context import RuntimeContext, ToolProgress
 from ferrotool._values.json import JsonValue
 from ferrotool.errors import ResumeError
+from ferrotool.mcp._auth import McpPrincipal, principal_of
 from ferrotool.mcp._convert import SESSION_META_KEY, wire_result
 
 _ASK: Final = "ferrotool"
@@ -149,20 +150,29 @@ class McpToolServer:
         return self.registry.view(state, store=self.store, key=key)
 
     async def answer(
-        self, request_id: object, name: str, arguments: object, meta: object
+        self,
+        request_id: object,
+        name: str,
+        arguments: object,
+        meta: object,
+        principal: McpPrincipal | None = None,
     ) -> dict[str, Any] | None:
         """A 2026-07-28 ``tools/call`` answered without the SDK's per-request machinery.
 
         The fast path of `ferrotool.mcp._fast`: the request was checked by the SDK's own
         envelope ladder already. ``None`` when the call waits (an approval, a client-run tool):
-        the request then goes the SDK's way, which asks the client.
+        the request then goes the SDK's way, which asks the client. ``principal`` (the
+        authenticated client) joins the call's context.
         """
         given = meta.get(SESSION_META_KEY) if isinstance(meta, dict) else None
         fresh = not (isinstance(given, str) and given)
         sid = uuid.uuid4().hex if fresh else str(given)
         view = await self._view(sid, fresh)
         call = ToolUseBlock(str(request_id), name, orjson.dumps(arguments or {}).decode())
-        result = await view.call_tool(call, self._context.with_ids(session_id=sid))
+        context = self._context.with_ids(session_id=sid)
+        if principal is not None:
+            context = context.with_value(principal)
+        result = await view.call_tool(call, context)
         if result.needs_approval or result.is_suspended:
             return None
         body = self._wire(result)
@@ -227,7 +237,7 @@ class McpToolServer:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> dict[str, Any] | types.InputRequiredResult:
         sid, tell = self._session(ctx)
-        context = self._context.with_ids(session_id=sid)
+        context = _with_principal(self._context.with_ids(session_id=sid), ctx)
         if params.request_state is not None:
             return self._stamp(ctx, await self._answered(ctx, params, context), sid, tell)
         call = ToolUseBlock(
@@ -300,7 +310,7 @@ class McpToolServer:
             sid = state["session"]
         except (orjson.JSONDecodeError, KeyError, TypeError):
             return _error("the requestState of this call is not one ferrotool made")
-        context = self._context.with_ids(session_id=str(sid))
+        context = _with_principal(self._context.with_ids(session_id=str(sid)), ctx)
         stored = await self.store.load(session_key(context))
         pending = stored.pending(str(call_id))
         if pending is None or pending.call.name != params.name:
@@ -331,6 +341,12 @@ class McpToolServer:
         except ResumeError as exc:
             return ToolResultBlock.error(str(exc), id=call.id, name=call.name)
         return batch.results[0]
+
+
+def _with_principal(context: RuntimeContext, ctx: ServerRequestContext[Any, Any]) -> RuntimeContext:
+    """The context with the HTTP request's authenticated `McpPrincipal`, if it has one."""
+    principal = None if ctx.request is None else principal_of(ctx.request.scope)
+    return context if principal is None else context.with_value(principal)
 
 
 def _has_session_meta(ctx: ServerRequestContext[Any, Any]) -> bool:
