@@ -163,6 +163,15 @@ def test_an_inline_tool_with_a_timeout_is_refused_at_definition() -> None:
             """Cannot be stopped."""
 
 
+def test_an_inline_async_tool_is_refused_at_definition() -> None:
+    # It would run as a sync call and answer with the coroutine object, never awaited.
+    with pytest.raises(ValueError, match=r"eager': inline=True is for a sync function"):
+
+        @tool(inline=True)
+        async def eager() -> None:
+            """Awaited nowhere."""
+
+
 def test_a_schema_nested_past_json_limits_is_a_schema_error() -> None:
     schema: dict[str, Any] = {"type": "object"}
     for _ in range(400):

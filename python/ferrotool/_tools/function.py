@@ -160,6 +160,13 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
                 f"tool {getattr(raw, '__qualname__', raw)!r}: an inline tool runs on the caller's "
                 "thread, where a timeout cannot stop it; drop inline=True or the timeout"
             )
+        if options.get("inline", False) and inspect.iscoroutinefunction(
+            inspect.unwrap(cast("Callable[..., object]", raw))
+        ):
+            raise ValueError(
+                f"tool {getattr(raw, '__qualname__', raw)!r}: inline=True is for a sync function "
+                "(run on the caller's thread); an async tool already runs on the event loop"
+            )
         name = options.get("name")
         if name is not None:
             check_tool_name(name)
