@@ -36,7 +36,7 @@ def add(a: int, b: int = 1) -> int:
     return a + b
 
 
-@tool(read_only=True, inline=True)
+@tool(read_only=True)
 async def echo(text: str) -> str:
     """Echo."""
     return text
