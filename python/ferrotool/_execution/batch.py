@@ -29,6 +29,7 @@ goes on as itself, never inside an exception group.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -39,10 +40,11 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass
-from typing import Protocol, cast, final
+from typing import Final, Protocol, TypeVar, cast, final
 
 import anyio
 
+from ferrotool import _core
 from ferrotool._execution import outcomes
 from ferrotool._execution.events import (
     AllToolsDenied,
@@ -62,7 +64,7 @@ from ferrotool._session.pending import PendingToolCall, SuspensionKind, apart, p
 from ferrotool._session.state import SessionKey, SessionStore, store_waiting
 from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
-from ferrotool._values.execution import DEFAULTS, UNSET, ExecutionConfig
+from ferrotool._values.execution import ExecutionConfig
 from ferrotool.errors import InjectionError
 
 
@@ -157,6 +159,14 @@ class BatchHost(Protocol):
         """Whether a call of ``name`` may overlap other calls (an unknown name: yes)."""
         ...
 
+    def immediate(self, name: str, execution: ExecutionConfig | None) -> _core.DirectCall | None:
+        """The direct call that runs a call of ``name`` to its result on the spot, if any.
+
+        An inline tool's Rust direct call with no middleware around it, tried once: such calls
+        never yield, so they cannot overlap anything, and a run of them needs no task.
+        """
+        ...
+
     def scope(
         self,
         call: ToolUseBlock,
@@ -169,8 +179,12 @@ class BatchHost(Protocol):
         """The scope of one call of the batch."""
         ...
 
-    def run_one(self, scope: CallScope) -> Awaitable[ToolResultBlock]:
-        """One call through middleware and its route."""
+    def runs(self, base: CallScope) -> Callable[[ToolUseBlock], Awaitable[ToolResultBlock]]:
+        """How the batch runs each of its calls, all in ``base`` but for the call itself.
+
+        One call through middleware and its route (`ToolView.route`): a plain tool's straight
+        to its Rust direct call, with no scope built.
+        """
         ...
 
 
@@ -215,66 +229,152 @@ async def run_batch(
         approved: The calls were approved by a person (a resume): the gate does not ask.
     """
     calls = check_calls(calls)
-    emit: EventSink = on_event if on_event is not None else _ignore
-    results: list[ToolResultBlock | None] = [None] * len(calls)
+    if not calls:
+        return _EMPTY
     runner = host.runner
-    width = (config or UNSET).over(runner.config.execution, DEFAULTS).max_concurrency or 1
-    batch_limit = anyio.CapacityLimiter(width)
-    progress = _progress_sink(emit) if on_event is not None else None
-
-    base = host.scope(calls[0], context, agent, progress, config, approved) if calls else None
-
-    async def one(index: int) -> None:
-        call = calls[index]
-        async with _held(batch_limit), _held(runner.calls):
-            emit(ToolCallStarted(call))
-            try:
-                scope = cast("CallScope", base).with_call(call)
-                result = outcomes.settled(await host.run_one(scope), call)
-            except (InjectionError, NotJsonText):
-                raise
-            except Exception as exc:  # a step the call's own containment missed
-                result = outcomes.step_failed(call, "call", exc)
-        results[index] = result
-        emit(ToolCallFinished(result))
-
-    stopped: list[BaseException] = []
-
-    async def together(index: int, scope: anyio.CancelScope) -> None:
-        """One call of a slot: what goes on out of it stops the slot, to go on unwrapped."""
-        try:
-            await one(index)
-        except anyio.get_cancelled_exc_class():
-            raise
-        except BaseException as exc:
-            stopped.append(exc)
-            scope.cancel()
-
+    progress = _progress_sink(on_event) if on_event is not None else None
+    base = host.scope(calls[0], context, agent, progress, config, approved)
+    batch = _Batch(calls, host.runs(base), on_event, runner.calls)
+    width = runner.execution if config is None else config.over(runner.execution)
+    safe = _by_name(host.concurrency_safe)
+    immediate = _by_name(functools.partial(host.immediate, execution=config))
     try:
-        for slot in slots(calls, host.concurrency_safe, parallel):
+        for slot in slots(calls, safe, parallel):
             if len(slot) == 1:
-                await one(slot[0])
+                await batch.alone(slot[0])
                 continue
-            async with anyio.create_task_group() as group:
-                for index in slot:
-                    group.start_soon(together, index, group.cancel_scope)
-            if stopped:
-                raise stopped[0]
+            direct = [immediate(calls[index].name) for index in slot]
+            if all(direct):
+                await batch.at_once(slot, cast("list[_core.DirectCall]", direct))
+            else:
+                await batch.together(slot, min(len(slot), width.max_concurrency or 1))
     except BaseException:
-        for index, result in enumerate(results):
-            if result is None:
-                results[index] = interrupted = outcomes.interrupted(calls[index])
-                emit(ToolCallFinished(interrupted))
+        batch.interrupt()
         raise
-    done = tuple(result for result in results if result is not None)
-    suspension = await _suspend(host, calls, done, emit)
-    done = placed(done, suspension.pending if suspension is not None else ())
-    all_denied = bool(done) and all(r.state is ToolResultState.DENIED for r in done)
-    if all_denied:
-        emit(AllToolsDenied(done))
+    done = cast("tuple[ToolResultBlock, ...]", tuple(batch.results))
+    suspension: Suspension | None = None
+    if batch.waits:
+        suspension = await _suspend(host, calls, done, on_event or _ignore)
+        done = placed(done, suspension.pending)
+    all_denied = all(r.state is ToolResultState.DENIED for r in done)
+    if all_denied and on_event is not None:
+        on_event(AllToolsDenied(done))
     return ToolBatch(
         done, suspension, all_denied, None if suspension is None else suspension.reply_id
     )
+
+
+_EMPTY: Final = ToolBatch(())
+
+
+@final
+class _Batch:
+    """The calls of one batch, their results so far, and how each runs.
+
+    A slot of calls that may overlap runs on ``width`` worker tasks that take its calls in
+    order, one after another, rather than on a task per call: a task costs more than a trivial
+    tool's whole call. Each worker holds one of the toolkit's call slots (`Runner.calls`) while
+    it works, so the calls of all batches running at once stay within ``max_concurrent_calls``.
+    A call alone runs in the batch's own task, and so does a slot whose calls never yield
+    (`BatchHost.immediate`): each is its Rust direct call, run to its result on the spot.
+    """
+
+    __slots__ = ("calls", "emit", "limiter", "results", "run", "stopped", "waits")
+
+    def __init__(
+        self,
+        calls: tuple[ToolUseBlock, ...],
+        run: Callable[[ToolUseBlock], Awaitable[ToolResultBlock]],
+        emit: EventSink | None,
+        limiter: anyio.CapacityLimiter,
+    ) -> None:
+        self.calls = calls
+        self.run = run
+        self.emit = emit
+        self.limiter = limiter
+        self.results: list[ToolResultBlock | None] = [None] * len(calls)
+        self.stopped: list[BaseException] = []
+        self.waits = False  # some result waits (for approval, for the client)
+
+    async def one(self, index: int) -> None:
+        """Run one call to its result; a step its own containment missed is its error."""
+        call = self.calls[index]
+        if self.emit is not None:
+            self.emit(ToolCallStarted(call))
+        try:
+            result = await self.run(call)
+        except (InjectionError, NotJsonText):
+            raise
+        except Exception as exc:  # a step the call's own containment missed
+            result = outcomes.step_failed(call, "call", exc)
+        self._record(index, call, result)
+
+    def _record(self, index: int, call: ToolUseBlock, result: ToolResultBlock) -> None:
+        """Keep a call's result, settled (`outcomes.settled`), and report it."""
+        if result.id != call.id or result.name != call.name or result.state is _RUNNING:
+            result = outcomes.settled(result, call)
+        if result.metadata and (result.needs_approval or result.is_suspended):
+            self.waits = True
+        self.results[index] = result
+        if self.emit is not None:
+            self.emit(ToolCallFinished(result))
+
+    async def alone(self, index: int) -> None:
+        """Run one call in this task, under one call slot."""
+        async with _held(self.limiter):
+            await self.one(index)
+
+    async def at_once(self, slot: list[int], direct: list[_core.DirectCall]) -> None:
+        """Run the calls of ``slot``, none of which yields, by their direct calls, in turn."""
+        calls = self.calls
+        async with _held(self.limiter):
+            for index, run in zip(slot, direct, strict=True):
+                call = calls[index]
+                if self.emit is not None:
+                    self.emit(ToolCallStarted(call))
+                try:
+                    result = run.run(call)
+                except (InjectionError, NotJsonText):
+                    raise
+                except Exception as exc:
+                    result = outcomes.step_failed(call, "call", exc)
+                self._record(index, call, result)
+
+    async def together(self, slot: list[int], width: int) -> None:
+        """Run the calls of ``slot`` on ``width`` workers.
+
+        What goes on out of a call (a programmer's mistake, a `BaseException` that is no
+        `Exception`) stops the slot's other calls and goes on unwrapped.
+        """
+        queue = iter(slot)
+        async with anyio.create_task_group() as group:
+            for _ in range(width):
+                group.start_soon(self._worker, queue, group.cancel_scope)
+        if self.stopped:
+            raise self.stopped[0]
+
+    async def _worker(self, queue: Iterator[int], scope: anyio.CancelScope) -> None:
+        try:
+            async with _held(self.limiter):
+                for index in queue:
+                    await self.one(index)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except BaseException as exc:
+            self.stopped.append(exc)
+            scope.cancel()
+
+    def interrupt(self) -> None:
+        """Give each call without a result its ``INTERRUPTED`` one (reported as an event)."""
+        for index, result in enumerate(self.results):
+            if result is None:
+                self.results[index] = interrupted = outcomes.interrupted(self.calls[index])
+                if self.emit is not None:
+                    self.emit(ToolCallFinished(interrupted))
+
+
+_RUNNING: Final = ToolResultState.RUNNING
+_T = TypeVar("_T")
 
 
 def check_calls(calls: Iterable[ToolUseBlock]) -> tuple[ToolUseBlock, ...]:
@@ -324,17 +424,36 @@ def check_calls(calls: Iterable[ToolUseBlock]) -> tuple[ToolUseBlock, ...]:
 
 @contextlib.asynccontextmanager
 async def _held(limiter: anyio.CapacityLimiter) -> AsyncIterator[None]:
-    """A token of ``limiter`` for one call.
+    """A token of ``limiter`` for a worker (or a run of calls in the batch's task).
 
-    The call borrows it, not the task: a tool that runs a batch of its own, in its caller's
-    task, takes tokens of its own.
+    The worker borrows it, not the task: a tool that runs a batch of its own, in its
+    caller's task, takes tokens of its own. A free token is taken without a checkpoint.
     """
     borrower = object()
-    await limiter.acquire_on_behalf_of(borrower)
+    try:
+        limiter.acquire_on_behalf_of_nowait(borrower)
+    except anyio.WouldBlock:
+        await limiter.acquire_on_behalf_of(borrower)
     try:
         yield
     finally:
         limiter.release_on_behalf_of(borrower)
+
+
+def _by_name(answer: Callable[[str], _T]) -> Callable[[str], _T]:
+    """``answer``, asked once per name of a batch (most batches call few tools)."""
+    answers: dict[object, _T] = {}
+
+    def asked(name: str) -> _T:
+        try:
+            return answers[name]
+        except KeyError:
+            answers[name] = found = answer(name)
+            return found
+        except TypeError:  # an unhashable name (a model's mistake): asked as it is
+            return answer(name)
+
+    return asked
 
 
 def _ignore(event: ToolEvent) -> None:
@@ -378,18 +497,16 @@ async def _suspend(
     calls: tuple[ToolUseBlock, ...],
     results: tuple[ToolResultBlock, ...],
     emit: EventSink,
-) -> Suspension | None:
+) -> Suspension:
     """Gather the calls that wait into a suspension, stored in the session if there is one.
 
-    The reply id is made only when some call waits: most batches suspend nothing.
+    Called only when some call waits: most batches suspend nothing, and make no reply id.
     """
     waits = [
         (call, result)
         for call, result in zip(calls, results, strict=True)
         if result.needs_approval or result.is_suspended
     ]
-    if not waits:
-        return None
     import uuid  # here: only a batch that waits needs one, and `import ferrotool` loads none
 
     reply_id = uuid.uuid4().hex

@@ -55,6 +55,7 @@ from typing import Protocol, TypeAlias
 
 import orjson
 
+from ferrotool import _core
 from ferrotool._execution import outcomes, pipeline
 from ferrotool._execution.batch import BatchHost, Confirmation, Suspension, ToolBatch, run_batch
 from ferrotool._execution.compiled import CompiledTool
@@ -105,6 +106,10 @@ class ResumeHost(BatchHost, Protocol):
 
     def resolve(self, name: str) -> CompiledTool | None:
         """The compiled tool ``name`` resolves to, or ``None``."""
+        ...
+
+    def run_one(self, scope: CallScope) -> Awaitable[ToolResultBlock]:
+        """One call through middleware and its route."""
         ...
 
     def reload(self) -> Awaitable[ResumeHost]:
@@ -388,6 +393,15 @@ class _Approvals:
         approved: bool,
     ) -> CallScope:
         return self._host.scope(call, context, agent, on_progress, execution, approved)
+
+    def immediate(self, name: str, execution: ExecutionConfig | None) -> _core.DirectCall | None:
+        """None: every call of a resume goes through its gate and is stamped here."""
+        del name, execution
+        return None
+
+    def runs(self, base: CallScope) -> Callable[[ToolUseBlock], Awaitable[ToolResultBlock]]:
+        run_one = self.run_one
+        return lambda call: run_one(base.with_call(call))
 
     async def run_one(self, scope: CallScope) -> ToolResultBlock:
         call = scope.call

@@ -24,7 +24,7 @@ from ferrotool._execution.loopback import poster, running_loop, running_trio, sp
 from ferrotool._execution.middleware import Middleware, Next, onion
 from ferrotool._values.calls import ToolUseBlock
 from ferrotool._values.context import ProgressSink
-from ferrotool._values.execution import UNSET, ExecutionConfig
+from ferrotool._values.execution import DEFAULTS, UNSET, ExecutionConfig
 from ferrotool.errors import StuckToolWarning
 
 _log: Final = logging.getLogger("ferrotool")
@@ -186,14 +186,17 @@ class Runner:
         progress: Sinks that receive every call's progress chunks.
         onion: The toolkit's middleware, composed once for every view without middleware of
             its own (``None`` without middleware).
+        execution: The toolkit's execution settings over the defaults, every field set: what
+            a batch without settings of its own runs with.
     """
 
-    __slots__ = ("_limits", "_lock", "_strong", "config", "onion", "progress")
+    __slots__ = ("_limits", "_lock", "_strong", "config", "execution", "onion", "progress")
 
     def __init__(self, config: ToolkitConfig, progress: tuple[ProgressSink, ...] = ()) -> None:
         self.config: Final[ToolkitConfig] = config
         self.progress: Final[tuple[ProgressSink, ...]] = progress
         self.onion: Final[Next | None] = onion(config.middleware)
+        self.execution: Final[ExecutionConfig] = config.execution.over(DEFAULTS)
         self._limits: weakref.WeakKeyDictionary[object, _Limits] = weakref.WeakKeyDictionary()
         self._strong: dict[object, _Limits] = {}  # loops that cannot be weakly referenced
         self._lock = threading.Lock()

@@ -9,7 +9,7 @@ table per set of active groups). Nothing in a view can change the registry or an
 from __future__ import annotations
 
 import weakref
-from collections.abc import Awaitable, Coroutine, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from typing import Any, Final, TypeAlias, cast, final
 
 import anyio
@@ -542,6 +542,49 @@ class ToolView(ToolLists):
                 return direct
         tool = self.resolve(name)
         return self._missing(call) if tool is None else tool
+
+    def immediate(self, name: str, execution: ExecutionConfig | None) -> _core.DirectCall | None:
+        """The direct call that runs a call of ``name`` on the spot, if it never yields.
+
+        An inline tool's, with no middleware around it, tried once (`BatchHost.immediate`).
+        """
+        if self._onion is not None or (execution is not None and execution.attempts > 1):
+            return None
+        if type(name) is not str:
+            return None
+        calls = self._direct
+        if calls is None:
+            calls = self._direct = self._direct_calls(sync=False)
+        direct = calls.get(name)
+        if direct is None or self._direct_calls(sync=True).get(name) is not direct:
+            return None
+        return direct
+
+    def runs(self, base: CallScope) -> Callable[[ToolUseBlock], Awaitable[ToolResultBlock]]:
+        """How a batch runs each of its calls in ``base`` (`BatchHost.runs`).
+
+        Without middleware and batch settings, a plain tool's call goes straight to its Rust
+        direct call, with no scope built; any other call is `run_one` of its scope.
+        """
+        run_one = self.run_one
+        execution = base.execution
+        if self._onion is not None or not (
+            execution is None or (execution.timeout is None and execution.attempts == 1)
+        ):
+            return lambda call: run_one(base.with_call(call))
+        calls = self._direct
+        if calls is None:
+            calls = self._direct = self._direct_calls(sync=False)
+        direct_of = calls.get
+
+        def run(call: ToolUseBlock) -> Awaitable[ToolResultBlock]:
+            name = call.name
+            direct = direct_of(name) if type(name) is str else None
+            if direct is not None:
+                return cast("Awaitable[ToolResultBlock]", direct(call))
+            return run_one(base.with_call(call))
+
+        return run
 
     def run_one(self, scope: CallScope) -> Awaitable[ToolResultBlock]:
         """One call through the middleware (if any: its onion is built once) and its route."""
