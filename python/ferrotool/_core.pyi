@@ -1,6 +1,6 @@
 """The Rust extension: schema derivation and compiled validators."""
 
-from collections.abc import Callable, Coroutine, Generator, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from typing import Any, Literal, Self, final
 
 from typing_extensions import disjoint_base
@@ -12,8 +12,12 @@ from ferrotool.errors import ValidationError
 
 __all__ = [
     "DirectCall",
+    "DirectRoute",
     "ErrorDetail",
     "JsonSchemaValidator",
+    "LayeredCall",
+    "NextLayer",
+    "Onion",
     "PendingCall",
     "ToolCaller",
     "TypedValidator",
@@ -214,6 +218,12 @@ class ToolCaller:
         self,
         direct: dict[str, DirectCall],
         pipeline: Callable[..., Coroutine[Any, Any, ToolResultBlock]],
+        layered: tuple[
+            Onion,
+            Callable[[ToolUseBlock, RuntimeContext], Awaitable[ToolResultBlock]],
+            RuntimeContext,
+        ]
+        | None = None,
     ) -> None: ...
     def call_tool(
         self,
@@ -249,6 +259,71 @@ class ToolCaller:
             InjectionError: The tool needs a value the context lacks (a programming mistake).
             TypeError: The call's arguments are not JSON text.
         """
+
+@final
+class Onion:
+    """Middleware composed once, the first outermost, run without a Python frame of its own.
+
+    ``settle(call, value)`` gives the result of a call whose outermost middleware returned a
+    value other than a finished ``ToolResultBlock``; ``failed(call, error)`` the result of one
+    whose middleware raised an ``Exception`` (or raises it again).
+    """
+
+    def __new__(
+        cls,
+        layers: tuple[
+            Callable[[ToolUseBlock, RuntimeContext, NextLayer], Awaitable[ToolResultBlock]], ...
+        ],
+        *,
+        settle: Callable[[ToolUseBlock, object], ToolResultBlock],
+        failed: Callable[[ToolUseBlock, Exception], ToolResultBlock],
+        result_type: type[ToolResultBlock],
+        running: object,
+    ) -> Onion: ...
+    def run(
+        self,
+        call: ToolUseBlock,
+        context: RuntimeContext,
+        rest: Callable[[ToolUseBlock, RuntimeContext], Awaitable[ToolResultBlock]],
+    ) -> Awaitable[ToolResultBlock]:
+        """The awaitable of ``call`` through the layers active now, then ``rest``."""
+    def __len__(self) -> int: ...
+
+@final
+class NextLayer:
+    """A middleware's ``next``: the rest of its call, from the next layer in."""
+
+    def __call__(
+        self, call: ToolUseBlock, context: RuntimeContext, /
+    ) -> Awaitable[ToolResultBlock]:
+        """Go on with ``call`` in ``context``."""
+
+@final
+class DirectRoute:
+    """A plain tool's call to its direct call, any other to ``bare(call, context)``."""
+
+    def __new__(
+        cls,
+        direct: dict[str, DirectCall],
+        bare: Callable[[ToolUseBlock, RuntimeContext], Awaitable[ToolResultBlock]],
+    ) -> DirectRoute: ...
+    def __call__(
+        self, call: ToolUseBlock, context: RuntimeContext, /
+    ) -> Awaitable[ToolResultBlock]:
+        """The awaitable that runs ``call``."""
+
+@final
+class LayeredCall:
+    """One tool call through an `Onion`, in progress: a coroutine in all but type."""
+
+    def __await__(self) -> Generator[object, object, object]: ...
+    def __next__(self) -> object: ...
+    def send(self, value: object, /) -> object:
+        """Resume the call."""
+    def throw(self, typ: object, val: object = ..., tb: object = ..., /) -> object:
+        """Raise an exception inside the call (cancellation)."""
+    def close(self) -> None:
+        """Stop the call."""
 
 @final
 class PendingCall:

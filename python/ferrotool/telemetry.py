@@ -11,11 +11,13 @@ text as the description. Arguments (``gen_ai.tool.call.arguments``) and results
 Spans come from the tracer provider set globally (``opentelemetry.trace.set_tracer_provider``)
 or the one given. A toolkit without this middleware pays nothing for tracing; one with it keeps
 the Rust direct call inside (the span wraps the call, it does not replace it), and while no
-provider is set (or a no-op one is) it makes no span at all: one check a call.
+provider is set (or a no-op one is) the layer is left out of each call (its ``active()`` says
+no): one check a call, with no environment read.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Final, final
 
 from ferrotool._execution.middleware import Next
@@ -37,6 +39,9 @@ _MAX_RECORDED: Final = 8192
 # Providers that record nothing: the proxy OpenTelemetry hands out before one is set globally,
 # and the explicit no-op one.
 _SILENT: Final = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+_PROXY: Final = trace.ProxyTracerProvider()
+_UNKNOWN: Final = object()
+_ENVIRONMENT_PROVIDER: Final = "OTEL_PYTHON_TRACER_PROVIDER"
 
 
 @final
@@ -49,7 +54,14 @@ class Tracing:
         tracer_provider: The provider to take the tracer from; the global one by default.
     """
 
-    __slots__ = ("_provider", "_tracer", "_tracer_of", "record_arguments", "record_results")
+    __slots__ = (
+        "_from_environment",
+        "_provider",
+        "_tracer",
+        "_tracer_of",
+        "record_arguments",
+        "record_results",
+    )
 
     def __init__(
         self,
@@ -63,6 +75,26 @@ class Tracing:
         self._provider = tracer_provider
         self._tracer: trace.Tracer | None = None
         self._tracer_of: TracerProvider | None = None
+        # Whether the environment names a provider for OpenTelemetry to load when first asked:
+        # read once here, not at each call.
+        self._from_environment = _ENVIRONMENT_PROVIDER in os.environ
+
+    def active(self) -> bool:
+        """Whether calls are traced now: a provider that records spans is set (or given).
+
+        The onion asks this before each call and leaves the layer out when it says no, so a
+        toolkit with tracing off runs its calls as one without middleware.
+        """
+        return self._active_tracer() is not None
+
+    def _global_provider(self) -> TracerProvider:
+        """The provider set globally, read without OpenTelemetry's environment lookup."""
+        provider = getattr(trace, "_TRACER_PROVIDER", _UNKNOWN)
+        if provider is None and not self._from_environment:
+            return _PROXY  # none set, and none to load
+        if isinstance(provider, TracerProvider):
+            return provider
+        return trace.get_tracer_provider()  # to be loaded, or an OpenTelemetry that moved it
 
     def _active_tracer(self) -> trace.Tracer | None:
         """The tracer to use now, or None when no provider records spans.
@@ -70,7 +102,7 @@ class Tracing:
         Read at each call, so that a provider set after the toolkit was built is the one used;
         with none set (OpenTelemetry's proxy) or a no-op one, the call runs with no span at all.
         """
-        provider = self._provider or trace.get_tracer_provider()
+        provider = self._provider or self._global_provider()
         if isinstance(provider, _SILENT):
             return None
         if provider is not self._tracer_of:

@@ -250,3 +250,50 @@ async def test_arguments_and_results_are_recorded_only_when_asked() -> None:
     (span,) = exporter.get_finished_spans()
     assert (span.attributes or {})["gen_ai.tool.call.arguments"] == '{"text": "secret"}'
     assert (span.attributes or {})["gen_ai.tool.call.result"] == "secret"
+
+
+# - layers that say whether they take part (`active()`) -
+
+
+class Switch:
+    """A layer that takes part only while switched on, and counts the calls it sees."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.seen: list[str] = []
+
+    def active(self) -> bool:
+        return self.on
+
+    async def __call__(
+        self, call: ToolUseBlock, context: RuntimeContext, next: Next
+    ) -> ToolResultBlock:
+        self.seen.append(call.id or "")
+        return (await next(call, context)).with_state(ToolResultState.SUCCESS)
+
+
+async def test_an_inactive_layer_is_left_out_of_the_call_and_asked_again_next_time() -> None:
+    outer, inner = Switch(False), Switch(True)
+    kit = Toolkit(ToolkitConfig(middleware=[outer, inner]))
+    kit.register(echo)
+    assert (await kit.call_tool(ToolUseBlock("c1", "echo", '{"text": "a"}'))).content == "a"
+    outer.on, inner.on = True, False
+    assert (await kit.call_tool(ToolUseBlock("c2", "echo", '{"text": "b"}'))).content == "b"
+    outer.on = False
+    view = kit.snapshot().view()
+    assert (await view.call_tool(ToolUseBlock("c3", "echo", '{"text": "c"}'))).content == "c"
+    assert (outer.seen, inner.seen) == (["c2"], ["c1"])
+
+
+async def test_a_layer_whose_active_raises_is_the_calls_middleware_error() -> None:
+    class Broken(Switch):
+        def active(self) -> bool:
+            raise RuntimeError("cannot tell")
+
+    kit = Toolkit(ToolkitConfig(middleware=[Broken(True)]))
+    kit.register(echo)
+    for entry in (kit.call_tool, kit.snapshot().view().call_tool):
+        result = await entry(ToolUseBlock("c1", "echo", '{"text": "a"}'))
+        assert result.state is ToolResultState.ERROR
+        assert "middleware" in result.content
+        assert "cannot tell" in result.content

@@ -1,11 +1,13 @@
 """Middleware: the onion around every call (`ToolkitConfig.middleware`).
 
 The onion is built once (per toolkit for its own middleware, per view for a view's own), not
-per call: its core is one function for every call, and the rest of each call (the view's
-dispatch of the call's scope, `ferrotool._execution.pipeline.CallScope`) reaches the core
-through a context variable that `through` sets for the call. A middleware's ``next`` is
-therefore the same object for every call; called inside its call (twice, or from a task the
-middleware starts) it runs that call, with the call and context it is given.
+per call, and runs in Rust (`ferrotool._core.Onion`): a middleware's ``next`` is a small Rust
+object holding the rest of its call (the next layer, then the view's dispatch of the call's
+scope, `ferrotool._execution.pipeline.CallScope`); called (twice, or from a task the
+middleware starts) it runs that call, with the call and context it is given. A layer that
+declares a cheap synchronous ``active()`` is asked first at each call, and left out of the
+call when it says no (`ferrotool.telemetry.Tracing` while no tracer provider is set): it
+costs that one question.
 
 A middleware is one step of its call: what it raises, or a value it returns that is no
 `ToolResultBlock`, is that call's error result (the ``middleware`` step), never an exception
@@ -16,11 +18,11 @@ out of the call or its batch. Only a programmer's mistake inside the call (an
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from contextvars import ContextVar
 from typing import TypeAlias, final
 
+from ferrotool import _core
 from ferrotool._execution import outcomes
-from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
+from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
 from ferrotool._values.context import RuntimeContext
 from ferrotool.errors import InjectionError
 
@@ -58,56 +60,55 @@ def compose(middleware: Sequence[Middleware], core: Next) -> Next:
     return wrapped
 
 
-_PENDING: ContextVar[Next] = ContextVar("ferrotool_call_through_middleware")
+def onion(middleware: Sequence[Middleware]) -> _core.Onion | None:
+    """``middleware`` composed once, the first outermost (``None`` without middleware).
 
-
-def _core(call: ToolUseBlock, context: RuntimeContext) -> Awaitable[ToolResultBlock]:
-    """The innermost ``next`` of every onion: the call, run as `through` was asked to."""
-    try:
-        rest = _PENDING.get()
-    except LookupError:
-        raise RuntimeError(
-            "a middleware called next outside its call: call it while the middleware runs "
-            "(in its own task, or in one it starts)"
-        ) from None
-    return rest(call, context)
-
-
-def onion(middleware: Sequence[Middleware]) -> Next | None:
-    """``middleware`` composed once, around the core of every call run `through` it.
-
-    ``None`` without middleware: calls go straight to their dispatch.
+    The onion runs in Rust (`ferrotool._core.Onion`): ``onion.run(call, context, rest)`` calls
+    the layers that take part now (a layer with an ``active()`` method that says no is left
+    out for that call, with no frame of its own), each with a ``next`` going on to the next
+    layer and, after the innermost, to ``rest(call, context)``, which runs the call itself. The
+    call's result is settled as `through` describes.
     """
-    return compose(middleware, _core) if middleware else None
+    if not middleware:
+        return None
+    return _core.Onion(
+        tuple(middleware),
+        settle=_settle,
+        failed=_failed,
+        result_type=ToolResultBlock,
+        running=ToolResultState.RUNNING,
+    )
 
 
-async def through(
-    onion: Next, rest: Next, call: ToolUseBlock, context: RuntimeContext
-) -> ToolResultBlock:
+def through(
+    onion: _core.Onion, rest: Next, call: ToolUseBlock, context: RuntimeContext
+) -> Awaitable[ToolResultBlock]:
     """Run one call through an onion built by `onion`; its core goes on with ``rest``.
 
-    Returns:
-        The call's result in its final state (`outcomes.final`: a middleware's own ``RUNNING``
-        result that does not wait is a success), or the ``middleware`` step's error result
-        when a middleware raised or returned something else.
+    The awaitable gives the call's result in its final state (`outcomes.final`: a middleware's
+    own ``RUNNING`` result that does not wait is a success), or the ``middleware`` step's error
+    result when a middleware raised or returned something else.
 
-    Raises:
+    Raises (when awaited):
         InjectionError: The tool needs a value the context lacks (a programmer's mistake).
         TypeError: The call's arguments are not JSON text (a programmer's mistake).
     """
-    token = _PENDING.set(rest)
-    try:
-        result = await onion(call, context)
-    except (InjectionError, NotJsonText):
-        raise
-    except Exception as exc:
-        return outcomes.step_failed(call, "middleware", exc)
-    finally:
-        _PENDING.reset(token)
-    if type(result) is not ToolResultBlock:
-        problem = TypeError(f"a middleware returned a {type(result).__name__}, not a result")
+    return onion.run(call, context, rest)
+
+
+def _settle(call: ToolUseBlock, value: object) -> ToolResultBlock:
+    """The result of a call whose outermost middleware returned ``value``."""
+    if type(value) is not ToolResultBlock:
+        problem = TypeError(f"a middleware returned a {type(value).__name__}, not a result")
         return outcomes.step_failed(call, "middleware", problem)
-    return outcomes.final(result)
+    return outcomes.final(value)
+
+
+def _failed(call: ToolUseBlock, exc: Exception) -> ToolResultBlock:
+    """The result of a call whose middleware raised ``exc``; a programmer's mistake goes on."""
+    if isinstance(exc, (InjectionError, NotJsonText)):
+        raise exc
+    return outcomes.step_failed(call, "middleware", exc)
 
 
 class NotJsonText(TypeError):

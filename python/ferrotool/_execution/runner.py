@@ -20,8 +20,9 @@ from typing import Final, final
 import anyio
 import anyio.to_thread
 
+from ferrotool import _core
 from ferrotool._execution.loopback import poster, running_loop, running_trio, spawn
-from ferrotool._execution.middleware import Middleware, Next, onion
+from ferrotool._execution.middleware import Middleware, onion
 from ferrotool._values.calls import ToolUseBlock
 from ferrotool._values.context import ProgressSink
 from ferrotool._values.execution import DEFAULTS, UNSET, ExecutionConfig
@@ -195,7 +196,7 @@ class Runner:
     def __init__(self, config: ToolkitConfig, progress: tuple[ProgressSink, ...] = ()) -> None:
         self.config: Final[ToolkitConfig] = config
         self.progress: Final[tuple[ProgressSink, ...]] = progress
-        self.onion: Final[Next | None] = onion(config.middleware)
+        self.onion: Final[_core.Onion | None] = onion(config.middleware)
         self.execution: Final[ExecutionConfig] = config.execution.over(DEFAULTS)
         self._limits: weakref.WeakKeyDictionary[object, _Limits] = weakref.WeakKeyDictionary()
         self._strong: dict[object, _Limits] = {}  # loops that cannot be weakly referenced

@@ -41,7 +41,7 @@ from ferrotool._session.state import (
 )
 from ferrotool._tools.base import AgentTool
 from ferrotool._values.calls import ToolResultBlock, ToolUseBlock
-from ferrotool._values.context import ProgressSink, RuntimeContext
+from ferrotool._values.context import EMPTY_CONTEXT, ProgressSink, RuntimeContext
 from ferrotool._values.execution import ExecutionConfig
 from ferrotool._values.groups import BASIC, ToolGroup
 from ferrotool._values.spec import ToolSpec
@@ -67,8 +67,12 @@ class ToolSet(_core.ToolCaller, ToolLists):
         """
         self._table = table
         self._default_view = None
-        direct = {} if self._runner.config.middleware else table.direct
-        self._bind(direct, ToolSet._call_slow)
+        onion = self._runner.onion
+        if onion is None:
+            self._bind(table.direct, ToolSet._call_slow)
+        else:  # a plain route goes through the onion in Rust, its core the direct calls
+            view = self._default_view = ToolSet.view(self)
+            self._bind(table.direct, ToolSet._call_slow, (onion, view.bare, EMPTY_CONTEXT))
 
     # - lookup -
 

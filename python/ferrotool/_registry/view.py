@@ -597,6 +597,19 @@ class ToolView(ToolLists):
 
         return through(layers, rest, scope.call, scope.context)
 
+    def bare(self, call: ToolUseBlock, context: RuntimeContext) -> Awaitable[ToolResultBlock]:
+        """A call inside the toolkit's middleware that is no plain tool's direct call.
+
+        The core of `Toolkit.call_tool`'s onion (`ferrotool._core.DirectRoute`): dispatched in
+        this view, or in the view of the request config its context carries, with no
+        middleware of its own.
+        """
+        view = self
+        config = context.get(ToolRequestConfig) if context.values else None
+        if config is not None:
+            view = ToolView(self._table, self._runner, self.state, config)
+        return view._dispatch(view.scope(call, context))
+
     def _dispatch(self, scope: CallScope) -> Awaitable[ToolResultBlock]:
         """Run one call where `route` sends it."""
         call = scope.call

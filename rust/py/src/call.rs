@@ -38,6 +38,7 @@ use pyo3::types::{PyBytes, PyDict, PyString, PyTuple, PyType};
 use crate::errors::{error_records, invalid_arguments_text, may_hold_nulls, validation_error};
 use crate::ffi::pending::{self, PendingType, Plan, Started};
 use crate::ffi::record::{RecordType, is_exact_int, is_exact_str};
+use crate::onion::{DirectRoute, Onion};
 use crate::typed::outcome::Invalid;
 use crate::typed::{TypedValidator, input_bytes};
 
@@ -367,6 +368,9 @@ struct Route {
     /// The pipeline of every other call: `pipeline(self, call, context, agent, on_progress,
     /// on_result)`, a function of the subclass (not a bound method: no reference cycle).
     pipeline: Option<Py<PyAny>>,
+    /// The toolkit's middleware, the route inside it and the empty context, when it has
+    /// middleware: a plain call goes through the onion here, its core the direct route.
+    layered: Option<(Py<Onion>, Py<DirectRoute>, Py<PyAny>)>,
 }
 
 static REQUEST_CONFIG: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -382,6 +386,37 @@ fn carries_request_config(context: &Bound<'_, PyAny>) -> PyResult<bool> {
     values.contains(config)
 }
 
+/// Whether a call's context carries a request config; a context that cannot say is the
+/// `TypeError` that shows what to pass.
+fn carries_config(call: &Bound<'_, PyAny>, context: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+    match context {
+        None => Ok(false),
+        Some(context) if context.is_none() => Ok(false),
+        Some(context) => carries_request_config(context)
+            .map_err(|error| misuse(call, misused_context(context, error))),
+    }
+}
+
+/// The direct call that runs `call` as a plain tool's, if its route is plain: its context
+/// carries no request config and `direct` holds its tool's name.
+pub(crate) fn plain_direct<'py>(
+    direct: &Bound<'py, PyDict>,
+    call: &Bound<'py, PyAny>,
+    context: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Option<Bound<'py, DirectCall>>> {
+    if carries_config(call, context)? {
+        return Ok(None);
+    }
+    let name = field(call, Field::Name)?;
+    // A name no dict can hold (unhashable) is no plain tool's: the pipeline answers it.
+    if let Ok(Some(found)) = direct.get_item(&name)
+        && let Ok(found) = found.cast_into::<DirectCall>()
+    {
+        return Ok(Some(found));
+    }
+    Ok(None)
+}
+
 #[pymethods]
 impl ToolCaller {
     #[new]
@@ -395,18 +430,38 @@ impl ToolCaller {
             route: Mutex::new(Route {
                 direct: PyDict::new(py).unbind(),
                 pipeline: None,
+                layered: None,
             }),
         }
     }
 
     /// Routes calls from now on: plain tools' calls to their direct calls in `direct`, every
-    /// other call to `pipeline`.
-    fn _bind(&self, direct: Py<PyDict>, pipeline: Py<PyAny>) {
+    /// other call to `pipeline`; with `layered` (the toolkit's middleware as an `Onion`, the
+    /// function that runs a call that is no plain tool's without middleware, and the empty
+    /// context), every call whose route is plain goes through the onion first.
+    #[pyo3(signature = (direct, pipeline, layered=None))]
+    fn _bind(
+        &self,
+        py: Python<'_>,
+        direct: Py<PyDict>,
+        pipeline: Py<PyAny>,
+        layered: Option<(Py<Onion>, Py<PyAny>, Py<PyAny>)>,
+    ) -> PyResult<()> {
+        let layered = match layered {
+            Some((onion, bare, empty)) => Some((
+                onion,
+                Py::new(py, DirectRoute::new(direct.clone_ref(py), bare))?,
+                empty,
+            )),
+            None => None,
+        };
         let mut route = self.route.lock().unwrap_or_else(PoisonError::into_inner);
         *route = Route {
             direct,
             pipeline: Some(pipeline),
+            layered,
         };
+        Ok(())
     }
 
     #[pyo3(signature = (call, context=None, *, agent=None, on_progress=None, on_result=None))]
@@ -419,7 +474,7 @@ impl ToolCaller {
         on_result: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
-        let (direct, pipeline) = {
+        let (direct, pipeline, layered) = {
             let route = slf
                 .get()
                 .route
@@ -431,24 +486,35 @@ impl ToolCaller {
                     .pipeline
                     .as_ref()
                     .map(|pipeline| pipeline.clone_ref(py)),
+                route.layered.as_ref().map(|(onion, inner, empty)| {
+                    (
+                        onion.clone_ref(py),
+                        inner.clone_ref(py),
+                        empty.clone_ref(py),
+                    )
+                }),
             )
         };
-        let plain_route = on_result.is_none()
-            && match context {
-                None => true,
-                Some(context) => {
-                    context.is_none()
-                        || !carries_request_config(context)
-                            .map_err(|error| misuse(call, misused_context(context, error)))?
+        if on_result.is_none() {
+            match layered {
+                Some((onion, inner, empty)) => {
+                    // The core of the onion runs a call that is no plain tool's with the
+                    // default scope: a call with an agent or a progress sink goes the long way.
+                    let absent =
+                        |value: Option<&Bound<'_, PyAny>>| value.is_none_or(PyAnyMethods::is_none);
+                    if absent(agent) && absent(on_progress) && !carries_config(call, context)? {
+                        let context = match context {
+                            Some(context) if !context.is_none() => context.clone(),
+                            _ => empty.into_bound(py),
+                        };
+                        return Onion::run(onion.bind(py), call, &context, inner.bind(py).as_any());
+                    }
                 }
-            };
-        if plain_route {
-            let name = field(call, Field::Name)?;
-            // A name no dict can hold (unhashable) is no plain tool's: the pipeline answers it.
-            if let Ok(Some(direct)) = direct.bind(py).get_item(&name)
-                && let Ok(direct) = direct.cast::<DirectCall>()
-            {
-                return pending::pending_call(direct, call);
+                None => {
+                    if let Some(direct) = plain_direct(direct.bind(py), call, context)? {
+                        return pending::pending_call(&direct, call);
+                    }
+                }
             }
         }
         let Some(pipeline) = pipeline else {
@@ -465,7 +531,7 @@ impl ToolCaller {
 
 /// The iterator behind an awaitable: a coroutine drives itself, anything else through
 /// `__await__`.
-fn awaitable_iter(value: Bound<'_, PyAny>) -> PyResult<Bound<'_, PyAny>> {
+pub(crate) fn awaitable_iter(value: Bound<'_, PyAny>) -> PyResult<Bound<'_, PyAny>> {
     let py = value.py();
     let coroutine = COROUTINE_TYPE.get_or_try_init(py, || {
         py.import("types")?

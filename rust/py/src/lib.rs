@@ -6,6 +6,7 @@ mod dialect;
 mod errors;
 mod ffi;
 mod instance;
+mod onion;
 mod schema_validator;
 mod typed;
 
@@ -26,6 +27,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<call::DirectCall>()?;
     m.add_class::<call::ToolCaller>()?;
     m.add("PendingCall", call::pending_call_type(m.py())?)?;
+    m.add_class::<onion::Onion>()?;
+    m.add_class::<onion::NextLayer>()?;
+    m.add_class::<onion::DirectRoute>()?;
+    m.add("LayeredCall", onion::layered_call_type(m.py())?)?;
     m.add_function(wrap_pyfunction!(derive::derive_schema, m)?)?;
     m.add_function(wrap_pyfunction!(errors::invalid_arguments, m)?)?;
     m.add_function(wrap_pyfunction!(dialect::provider_schema, m)?)?;

@@ -1,0 +1,274 @@
+//! The middleware onion, run without a Python frame of its own.
+//!
+//! `Onion` holds a toolkit's (or a view's) middleware, the first outermost, built once. For each
+//! call, `run(call, context, rest)` asks each layer that declares an `active()` whether it takes
+//! part now (a tracing layer with no tracer provider does not), calls the outermost active layer
+//! with `(call, context, next)` and hands its coroutine to a `PendingCall` that contains it:
+//! what the middleware raises (an `Exception`) or returns that is no `ToolResultBlock` becomes the
+//! call's error result through the Python side's `failed` and `settle`, and a `RUNNING` result
+//! that does not wait is settled too; a cancellation goes on. `next` is a `NextLayer`: calling it
+//! calls the next active layer, and after the innermost, `rest`, which runs the call itself
+//! (the view's dispatch, or a `DirectRoute` to the tool's Rust direct call). With no layer
+//! active, `run` is `rest(call, context)`: the call costs what it costs without middleware.
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use crate::call::{awaitable_iter, plain_direct};
+use crate::ffi::pending::{self, PendingType, Plan, Started};
+
+/// A toolkit's middleware, composed once (see the module's documentation).
+#[pyclass(module = "ferrotool._core", frozen)]
+pub(crate) struct Onion {
+    /// The middleware, the first outermost.
+    layers: Py<PyTuple>,
+    /// Each layer's `active` method, if it has one.
+    active: Vec<Option<Py<PyAny>>>,
+    /// The result of a call whose outermost middleware returned `value`: `settle(call, value)`.
+    settle: Py<PyAny>,
+    /// The result of a call whose middleware raised `error` (an `Exception`), or the error to
+    /// raise when it is a programmer's mistake: `failed(call, error)`.
+    failed: Py<PyAny>,
+    /// `ToolResultBlock`, and `ToolResultState.RUNNING`: a result of that type in another state
+    /// is final as it is.
+    result_type: Py<PyAny>,
+    running: Py<PyAny>,
+}
+
+#[pymethods]
+impl Onion {
+    #[new]
+    #[pyo3(signature = (layers, *, settle, failed, result_type, running))]
+    fn new(
+        py: Python<'_>,
+        layers: Bound<'_, PyTuple>,
+        settle: Py<PyAny>,
+        failed: Py<PyAny>,
+        result_type: Py<PyAny>,
+        running: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let name = pyo3::intern!(py, "active");
+        let active = layers
+            .iter()
+            .map(|layer| {
+                Ok(match layer.getattr_opt(name)? {
+                    Some(active) if active.is_callable() => Some(active.unbind()),
+                    _ => None,
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(Self {
+            layers: layers.unbind(),
+            active,
+            settle,
+            failed,
+            result_type,
+            running,
+        })
+    }
+
+    /// The awaitable of one call through the layers active now; `rest(call, context)` runs the
+    /// call itself.
+    pub(crate) fn run(
+        slf: &Bound<'_, Self>,
+        call: &Bound<'_, PyAny>,
+        context: &Bound<'_, PyAny>,
+        rest: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let (layers, ready) = match slf.get().active_layers(py) {
+            Ok(layers) if layers.is_empty() => {
+                return rest.call1((call, context)).map(Bound::unbind);
+            }
+            Ok(layers) => (layers, None),
+            // A layer's `active()` raised: the middleware step's error, as if the layer had.
+            Err(error) if error.is_instance_of::<PyException>(py) => {
+                let result = slf
+                    .get()
+                    .failed
+                    .bind(py)
+                    .call1((call, error.into_value(py)))?;
+                (PyTuple::empty(py), Some(result.unbind()))
+            }
+            Err(error) => return Err(error),
+        };
+        let plan = Bound::new(
+            py,
+            Layered {
+                onion: slf.clone().unbind(),
+                layers: layers.unbind(),
+                context: context.clone().unbind(),
+                rest: rest.clone().unbind(),
+                ready,
+            },
+        )?;
+        pending::pending_call(&plan, call)
+    }
+
+    /// How many layers the onion holds.
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.layers.bind(py).len()
+    }
+}
+
+impl Onion {
+    /// The layers that take part in a call now: every layer without `active()`, and those
+    /// whose `active()` is true.
+    fn active_layers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let layers = self.layers.bind(py);
+        if self.active.iter().all(Option::is_none) {
+            return Ok(layers.clone());
+        }
+        let mut taking_part = Vec::with_capacity(self.active.len());
+        for (layer, active) in layers.iter().zip(&self.active) {
+            match active {
+                Some(active) if !active.bind(py).call0()?.is_truthy()? => {}
+                _ => taking_part.push(layer),
+            }
+        }
+        PyTuple::new(py, taking_part)
+    }
+}
+
+/// One call through the onion: the plan of its `PendingCall`.
+///
+/// A plan per call (it holds the call's context and rest); its `PendingCall` holds the call.
+#[pyclass(module = "ferrotool._core", frozen)]
+pub(crate) struct Layered {
+    onion: Py<Onion>,
+    /// The layers taking part in this call, the first outermost (at least one).
+    layers: Py<PyTuple>,
+    context: Py<PyAny>,
+    rest: Py<PyAny>,
+    /// The call's result, known before any layer ran (a layer's `active()` raised).
+    ready: Option<Py<PyAny>>,
+}
+
+impl Plan for Layered {
+    fn pending_type() -> &'static PendingType {
+        static TYPE: PendingType = PendingType::new();
+        &TYPE
+    }
+
+    /// Calls the outermost layer with the next one.
+    fn start<'py>(&self, call: &Bound<'py, PyAny>) -> PyResult<Started<'py>> {
+        let py = call.py();
+        if let Some(ready) = &self.ready {
+            return Ok(Started::Finished(ready.bind(py).clone()));
+        }
+        let layers = self.layers.bind(py);
+        let next = NextLayer {
+            layers: self.layers.clone_ref(py),
+            index: 1,
+            rest: self.rest.clone_ref(py),
+        };
+        let outermost = layers.get_item(0)?;
+        match outermost.call1((call, self.context.bind(py), next)) {
+            Ok(value) => match awaitable_iter(value) {
+                Ok(iterator) => Ok(Started::Drive(iterator)),
+                Err(error) => Ok(Started::Finished(self.failed(call, error)?)),
+            },
+            Err(error) => Ok(Started::Finished(self.failed(call, error)?)),
+        }
+    }
+
+    /// A `ToolResultBlock` that is not `RUNNING` is the call's result as it is; anything else
+    /// is settled by the Python side.
+    fn result<'py>(
+        &self,
+        call: &Bound<'py, PyAny>,
+        value: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = call.py();
+        let onion = self.onion.get();
+        if value.get_type().is(onion.result_type.bind(py))
+            && !value
+                .getattr(pyo3::intern!(py, "state"))?
+                .is(onion.running.bind(py))
+        {
+            return Ok(value);
+        }
+        onion.settle.bind(py).call1((call, value))
+    }
+
+    /// A cancellation (any exception that is not an `Exception`) goes on; the Python side
+    /// turns an `Exception` into the middleware step's error result, or raises it again.
+    fn failed<'py>(&self, call: &Bound<'py, PyAny>, error: PyErr) -> PyResult<Bound<'py, PyAny>> {
+        let py = call.py();
+        if !error.is_instance_of::<PyException>(py) {
+            return Err(error);
+        }
+        self.onion
+            .get()
+            .failed
+            .bind(py)
+            .call1((call, error.into_value(py)))
+    }
+}
+
+/// A middleware's `next`: the rest of its call, from the next layer in.
+#[pyclass(module = "ferrotool._core", frozen)]
+pub(crate) struct NextLayer {
+    layers: Py<PyTuple>,
+    index: usize,
+    rest: Py<PyAny>,
+}
+
+#[pymethods]
+impl NextLayer {
+    /// Goes on with `call` in `context`: through the next layer, or after the innermost, to
+    /// the call itself.
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        call: &Bound<'_, PyAny>,
+        context: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let layers = self.layers.bind(py);
+        if self.index >= layers.len() {
+            return self.rest.bind(py).call1((call, context)).map(Bound::unbind);
+        }
+        let next = NextLayer {
+            layers: self.layers.clone_ref(py),
+            index: self.index + 1,
+            rest: self.rest.clone_ref(py),
+        };
+        layers
+            .get_item(self.index)?
+            .call1((call, context, next))
+            .map(Bound::unbind)
+    }
+}
+
+/// The innermost `rest` of a toolkit's calls: a plain tool's call to its Rust direct call,
+/// any other to `bare(call, context)` (the default view's dispatch, with no middleware).
+#[pyclass(module = "ferrotool._core", frozen)]
+pub(crate) struct DirectRoute {
+    direct: Py<PyDict>,
+    bare: Py<PyAny>,
+}
+
+#[pymethods]
+impl DirectRoute {
+    #[new]
+    pub(crate) fn new(direct: Py<PyDict>, bare: Py<PyAny>) -> Self {
+        Self { direct, bare }
+    }
+
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        call: &Bound<'_, PyAny>,
+        context: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        if let Some(direct) = plain_direct(self.direct.bind(py), call, Some(context))? {
+            return pending::pending_call(&direct, call);
+        }
+        self.bare.bind(py).call1((call, context)).map(Bound::unbind)
+    }
+}
+
+/// The `PendingCall` type of calls through an onion, for the module's namespace.
+pub(crate) fn layered_call_type(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyType>> {
+    pending::pending_call_type::<Layered>(py)
+}
