@@ -1,6 +1,6 @@
 """Execution-engine benchmark cases: batches, middleware and tracing, the approval round trip.
 
-Four groups of `benches.run`; everything here is built before any clock starts, and
+Five groups of `benches.run`; everything here is built before any clock starts, and
 `benches.test_bench_smoke` checks every implementation's results once. Times are per awaited
 call of the implementation, in one event loop per group (`benches.run.measure_group_async`).
 
@@ -11,20 +11,31 @@ call of the implementation, in one event loop per group (`benches.run.measure_gr
   and ``asyncio.gather`` of 10 such sleeps.
 - **batch_overhead**: a batch of 100 calls of ``async def add(a: int, b: int) -> int``, the
   raw JSON arguments (``{"a": i, "b": 1}``) as input. The floor: ``asyncio.gather`` of the 100
-  raw calls ``add(**orjson.loads(arguments))``. ferrotool: ``await toolkit.call_tools(100
-  calls)`` (the default view: no session, no middleware). pydantic-ai: ``Agent.run`` with a
-  ``FunctionModel`` whose first response holds the 100 tool calls and whose second is the final
-  text, minus the same agent's run whose first response is the final text. The OpenAI Agents
-  SDK: the same with ``Runner.run`` and a scripted `Model` of the SDK (``get_response`` returns
-  prebuilt output items: the 100 ``function_call`` items, then once their outputs are in the
-  input the final message), ``ModelSettings(parallel_tool_calls=True)``; both peers' runs are
-  built in `benches.agent_loops`. Per-call overhead (`batch_overheads`) is (time - floor) /
-  100, where a peer's time is its 100-call run minus its text-only run, so the model's and the
-  loop's cost per run cancel; what does not cancel is a peer's second turn (a second model
+  raw calls ``add(**orjson.loads(arguments))``. Tool layers, each fed the raw arguments:
+  ferrotool's ``await toolkit.call_tools(100 calls)`` (the default view: no session, no
+  middleware); the same ``toolkit.call_tool(call)`` coroutines gathered by hand
+  (``asyncio.gather``); pydantic-ai's ``ToolManager.handle_call`` and the OpenAI Agents SDK's
+  ``FunctionTool.on_invoke_tool``, one task per call, gathered (how each is built and driven:
+  `benches.agent_loops`). Whole agent loops on the same scripted turns: ferrotool's
+  ``run_agent``, pydantic-ai's ``Agent.run`` with a ``FunctionModel`` whose first response holds
+  the 100 tool calls and whose second is the final text, the OpenAI Agents SDK's ``Runner.run``
+  with a scripted `Model` of the SDK (``get_response`` returns prebuilt output items: the 100
+  ``function_call`` items, then once their outputs are in the input the final message),
+  ``ModelSettings(parallel_tool_calls=True)``; each also with the final text only and with one
+  call (`benches.agent_loops`). Per-call overhead (`batch_overheads`) is (time - floor) / 100
+  for a tool layer; a loop's time is its 100-call run minus its text-only run, so the model's
+  and the loop's cost per run cancel; what does not cancel is the second turn (a second model
   request over a history of 100 tool returns, and the loop's nodes of that turn), counted here
   as per-call overhead. The cross-check (100-call run - 1-call run) / 99 - floor / 100 compares
-  two runs of two turns each, so that cost cancels too. The target is the faster peer's per-call
-  overhead ÷ ferrotool's (≥ 3x).
+  two runs of two turns each, so that cost cancels too. Targets: call_tools' per-call overhead
+  ÷ the gathered call_tool's (≤ 1.3x), the faster peer's bare tool layer's ÷ call_tools' (≥ 2x),
+  the faster peer loop's ÷ run_agent's (≥ 5x), and the faster peer loop's ÷ call_tools' (≥ 3x).
+- **batch_overhead_sync**: a batch of 100 calls of ``def add_sync(a: int, b: int) -> int``, an
+  inline tool (``ferrotool.tool(add_sync, inline=True)``: run on the caller's thread), same raw
+  arguments. The floor: ``[add_sync(**orjson.loads(arguments)) for ...]``; beside it a loop of
+  ``toolkit.call_tool_sync(call)`` and ``await toolkit.call_tools(100 calls)``. Target:
+  call_tools ÷ the loop of call_tool_sync (≤ 1.5x); each row's per-call overhead over the floor
+  (`sync_overheads`) is under the table.
 - **middleware_cost**: one call of the plain async tool ``add`` (``{"a": 1, "b": 2}``): the
   floor is ``Toolkit.call_tool`` with no middleware (the tool's Rust direct call, reached from
   the toolkit's Rust ``call_tool``); beside it the same tool's bare `_core.DirectCall` (no
@@ -63,16 +74,24 @@ import ferrotool
 from benches import tools as t
 from benches.agent_loops import (
     AGENTS,
+    AGENTS_LAYER,
+    AGENTS_LAYER_NOTE,
     AGENTS_NOTE,
     BATCH,
+    FERROTOOL,
     FINAL_TEXT,
     ONE_RUN,
+    PAI_LAYER,
+    PAI_LAYER_NOTE,
     PYDANTIC_AI,
     SECOND_TURN_NOTE,
     TEXT_RUN,
     TOOLS_RUN,
+    ferrotool_runs,
+    openai_agents_layer,
     openai_agents_runs,
     peer_run,
+    pydantic_ai_layer,
     pydantic_ai_runs,
 )
 from ferrotool import (
@@ -161,6 +180,22 @@ OVERHEAD_CALLS: Final = BATCH
 OVERHEAD_CASE: Final = f"{OVERHEAD_CALLS} calls of add"
 OV_FLOOR: Final = "floor: asyncio.gather of the raw calls"
 OV_FT: Final = f"ferrotool call_tools, {OVERHEAD_CALLS} calls"
+OV_GATHERED: Final = "ferrotool call_tool, gathered"
+OV_LAYERS: Final = {PYDANTIC_AI: PAI_LAYER, AGENTS: AGENTS_LAYER}
+"""Each peer's bare tool layer's row."""
+LOOPS: Final = (PYDANTIC_AI, AGENTS)
+"""The peers whose whole agent loops are timed."""
+
+# The names of the derived per-call overheads.
+FT_FIGURE: Final = "ferrotool"
+GATHERED_FIGURE: Final = "ferrotool call_tool, gathered"
+FT_LOOP_FIGURE: Final = "ferrotool run_agent"
+CROSS_CHECK: Final = ", cross-check"
+
+
+def layer_figure(peer: str) -> str:
+    """The derived figure of a peer's bare tool layer: ``"pydantic-ai tool layer"``."""
+    return f"{peer} tool layer"
 
 
 async def add(a: int, b: int) -> int:
@@ -177,21 +212,35 @@ EXPECTED_SUMS: Final = [i + 1 for i in range(OVERHEAD_CALLS)]
 
 
 def overhead_implementations() -> tuple[dict[str, t.Built], dict[str, str]]:
-    """The ``batch_overhead`` implementations in table order, and the peers left out (why)."""
+    """The ``batch_overhead`` implementations in table order, and the rows left out (why)."""
     calls = add_calls()
     toolkit = Toolkit()
     toolkit.register(ferrotool.tool(add))
     raw = [call.arguments for call in calls]
     loads = orjson.loads
+    call_tool = toolkit.call_tool
 
     async def floor() -> list[int]:
         return await asyncio.gather(*(add(**loads(arguments)) for arguments in raw))
 
+    async def gathered() -> list[ToolResultBlock]:
+        return await asyncio.gather(*(call_tool(call) for call in calls))
+
     impls = {
         OV_FLOOR: t.Built(floor, True, _read_sums),
         OV_FT: t.Built(functools.partial(toolkit.call_tools, calls), True, _read_batch_sums),
+        OV_GATHERED: t.Built(gathered, True, _read_result_sums),
     }
     missing: dict[str, str] = {}
+    for name, build, module in (
+        (PAI_LAYER, pydantic_ai_layer, "pydantic_ai"),
+        (AGENTS_LAYER, openai_agents_layer, "agents"),
+    ):
+        try:
+            impls.update(build(calls, add, EXPECTED_SUMS))
+        except Exception as exc:  # an import failing, or a peer API that moved
+            missing[name] = f"unavailable: {type(exc).__name__}: {exc} (import {module})"
+    impls.update(ferrotool_runs(calls, toolkit, EXPECTED_SUMS))
     for peer, build, module in (
         (PYDANTIC_AI, pydantic_ai_runs, "pydantic_ai"),
         (AGENTS, openai_agents_runs, "agents"),
@@ -207,13 +256,20 @@ def _read_sums(result: list[int]) -> t.Outcome:
     return t.Outcome(result == EXPECTED_SUMS, result)
 
 
-def _read_batch_sums(batch: ToolBatch) -> t.Outcome:
-    ok = (
-        batch.suspension is None
-        and [r.id for r in batch.results] == [f"call_{i}" for i in range(OVERHEAD_CALLS)]
-        and all(r.state is ToolResultState.SUCCESS for r in batch.results)
+def _results_ok(results: Sequence[ToolResultBlock]) -> bool:
+    return (
+        [r.id for r in results] == [f"call_{i}" for i in range(OVERHEAD_CALLS)]
+        and all(r.state is ToolResultState.SUCCESS for r in results)
+        and [r.structured for r in results] == EXPECTED_SUMS
     )
-    return t.Outcome(ok and [r.structured for r in batch.results] == EXPECTED_SUMS, batch)
+
+
+def _read_batch_sums(batch: ToolBatch) -> t.Outcome:
+    return t.Outcome(batch.suspension is None and _results_ok(batch.results), batch)
+
+
+def _read_result_sums(results: list[ToolResultBlock]) -> t.Outcome:
+    return t.Outcome(_results_ok(results), [r.structured for r in results])
 
 
 class Derived(NamedTuple):
@@ -235,39 +291,139 @@ def batch_overheads(median: Mapping[str, float]) -> list[Derived]:
         return []
     n = OVERHEAD_CALLS
     out: list[Derived] = []
-    if OV_FT in median:
-        out.append(Derived("ferrotool", (median[OV_FT] - floor) / n, "(call_tools - floor) / 100"))
-    for peer in (PYDANTIC_AI, AGENTS):
+    layers = [(FT_FIGURE, OV_FT, "call_tools"), (GATHERED_FIGURE, OV_GATHERED, "gathered")]
+    layers += [(layer_figure(peer), row, "gathered") for peer, row in OV_LAYERS.items()]
+    for name, row, what in layers:
+        if row in median:
+            out.append(Derived(name, (median[row] - floor) / n, f"({what} - floor) / {n}"))
+    for peer, name in ((FERROTOOL, FT_LOOP_FIGURE), *((p, p) for p in LOOPS)):
         tools, text, one = (
             median.get(peer_run(peer, run)) for run in (TOOLS_RUN, TEXT_RUN, ONE_RUN)
         )
         if tools is None or text is None:
             continue
         out.append(
-            Derived(peer, (tools - text - floor) / n, "(100 calls - text only - floor) / 100")
+            Derived(name, (tools - text - floor) / n, f"({n} calls - text only - floor) / {n}")
         )
         if one is not None:
             out.append(
                 Derived(
-                    f"{peer}, cross-check",
+                    f"{name}{CROSS_CHECK}",
                     (tools - one) / (n - 1) - floor / n,
-                    "(100 calls - 1 call) / 99 - floor / 100",
+                    f"({n} calls - 1 call) / {n - 1} - floor / {n}",
                 )
             )
     return out
 
 
-def overhead_ratio(figures: Sequence[Derived], *, cross_check: bool = False) -> float | None:
-    """The faster peer's per-call overhead ÷ ferrotool's: the target's figure, or with
-    ``cross_check`` the same on the peers' cross-check figures."""
+def _fastest_over(figures: Sequence[Derived], peers: Sequence[str], ours: str) -> float | None:
+    """The lowest of the ``peers`` figures ÷ the ``ours`` figure (``None``: one is missing, or
+    ours is not above the floor)."""
     by_name = {figure.name: figure.value_us for figure in figures}
-    ours = by_name.get("ferrotool")
-    suffix = ", cross-check" if cross_check else ""
-    names = [f"{peer}{suffix}" for peer in (PYDANTIC_AI, AGENTS)]
-    peers = [by_name[name] for name in names if name in by_name]
-    if ours is None or not peers or ours <= 0:
+    mine = by_name.get(ours)
+    theirs = [by_name[name] for name in peers if name in by_name]
+    if mine is None or not theirs or mine <= 0:
         return None
-    return min(peers) / ours
+    return min(theirs) / mine
+
+
+def overhead_ratio(figures: Sequence[Derived], *, cross_check: bool = False) -> float | None:
+    """The faster peer loop's per-call overhead ÷ call_tools': the target's figure, or with
+    ``cross_check`` the same on the peers' cross-check figures."""
+    suffix = CROSS_CHECK if cross_check else ""
+    return _fastest_over(figures, [f"{peer}{suffix}" for peer in LOOPS], FT_FIGURE)
+
+
+def loop_ratio(figures: Sequence[Derived], *, cross_check: bool = False) -> float | None:
+    """The faster peer loop's per-call overhead ÷ run_agent's (both from their text-only runs,
+    or with ``cross_check`` both from their 1-call runs)."""
+    suffix = CROSS_CHECK if cross_check else ""
+    peers = [f"{peer}{suffix}" for peer in LOOPS]
+    return _fastest_over(figures, peers, f"{FT_LOOP_FIGURE}{suffix}")
+
+
+def layer_ratio(figures: Sequence[Derived]) -> float | None:
+    """The faster peer's bare tool layer's per-call overhead ÷ call_tools'."""
+    return _fastest_over(figures, [layer_figure(peer) for peer in OV_LAYERS], FT_FIGURE)
+
+
+def gathered_ratio(figures: Sequence[Derived]) -> float | None:
+    """call_tools' per-call overhead ÷ the gathered call_tool's (lower is better)."""
+    by_name = {figure.name: figure.value_us for figure in figures}
+    ours, gathered = by_name.get(FT_FIGURE), by_name.get(GATHERED_FIGURE)
+    if ours is None or gathered is None or gathered <= 0:
+        return None
+    return ours / gathered
+
+
+def gathered_time_ratio(median: Mapping[str, float]) -> float | None:
+    """call_tools' time ÷ the gathered call_tool's: the same comparison without the floor, which
+    is nearly all of the gathered call_tool's time (its overhead alone is small and noisy)."""
+    ours, gathered = median.get(OV_FT), median.get(OV_GATHERED)
+    if ours is None or gathered is None:
+        return None
+    return ours / gathered
+
+
+# --- batch_overhead_sync -------------------------------------------------------------------------
+
+SYNC_CASE: Final = f"{OVERHEAD_CALLS} calls of add_sync (inline)"
+SYNC_FLOOR: Final = "floor: loop of the raw calls"
+SYNC_LOOP: Final = "ferrotool call_tool_sync, in a loop"
+SYNC_FT: Final = f"ferrotool call_tools, {OVERHEAD_CALLS} calls"
+
+
+def add_sync(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def sync_calls() -> tuple[ToolUseBlock, ...]:
+    """The batch of ``add_sync``: call ``i`` adds ``i`` and 1."""
+    return tuple(ToolUseBlock(c.id, "add_sync", c.arguments) for c in add_calls())
+
+
+def sync_implementations() -> dict[str, t.Built]:
+    """The ``batch_overhead_sync`` implementations, in table order."""
+    calls = sync_calls()
+    toolkit = Toolkit()
+    toolkit.register(ferrotool.tool(add_sync, inline=True))
+    raw = [call.arguments for call in calls]
+    loads = orjson.loads
+    call_tool_sync = toolkit.call_tool_sync
+
+    def floor() -> list[int]:
+        return [add_sync(**loads(arguments)) for arguments in raw]
+
+    def loop() -> list[ToolResultBlock]:
+        return [call_tool_sync(call) for call in calls]
+
+    return {
+        SYNC_FLOOR: t.Built(floor, False, _read_sums),
+        SYNC_LOOP: t.Built(loop, False, _read_result_sums),
+        SYNC_FT: t.Built(functools.partial(toolkit.call_tools, calls), True, _read_batch_sums),
+    }
+
+
+def sync_overheads(median: Mapping[str, float]) -> list[Derived]:
+    """Per-call overhead over the floor of the loop of call_tool_sync and of call_tools."""
+    floor = median.get(SYNC_FLOOR)
+    if floor is None:
+        return []
+    n = OVERHEAD_CALLS
+    return [
+        Derived(row, (median[row] - floor) / n, f"(time - floor) / {n}")
+        for row in (SYNC_LOOP, SYNC_FT)
+        if row in median
+    ]
+
+
+def sync_ratio(median: Mapping[str, float]) -> float | None:
+    """call_tools' time ÷ the loop of call_tool_sync's (lower is better)."""
+    ours, loop = median.get(SYNC_FT), median.get(SYNC_LOOP)
+    if ours is None or loop is None:
+        return None
+    return ours / loop
 
 
 # --- middleware_cost -----------------------------------------------------------------------------
@@ -568,9 +724,14 @@ async def check_approval(trip: ApprovalRoundTrip, trips: int = 2) -> str | None:
 
 __all__ = [
     "AGENTS",
+    "AGENTS_LAYER",
+    "AGENTS_LAYER_NOTE",
     "AGENTS_NOTE",
+    "FERROTOOL",
     "FINAL_TEXT",
     "ONE_RUN",
+    "PAI_LAYER",
+    "PAI_LAYER_NOTE",
     "PYDANTIC_AI",
     "SECOND_TURN_NOTE",
     "TEXT_RUN",
@@ -579,6 +740,11 @@ __all__ = [
     "Derived",
     "batch_overheads",
     "check_approval",
+    "gathered_ratio",
+    "gathered_time_ratio",
+    "layer_figure",
+    "layer_ratio",
+    "loop_ratio",
     "memory_store",
     "middleware_costs",
     "middleware_implementations",
@@ -586,6 +752,9 @@ __all__ = [
     "overhead_ratio",
     "peer_run",
     "redis_store",
+    "sync_implementations",
+    "sync_overheads",
+    "sync_ratio",
     "wait_implementations",
     "wait_toolkit",
 ]

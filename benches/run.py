@@ -22,13 +22,15 @@ The request-view groups (``view_build``, ``view_schemas``, ``reset_tools``, `ben
 `Registry.view` over registries of 10 to 100,000 tools, a view's provider tool list, and a
 session's ``reset_tools`` round trip through an in-memory and a Redis session store.
 
-The execution-engine groups (``batch_wait``, ``batch_overhead``, ``middleware_cost``,
-``approval_round_trip``, `benches.engine`) time a batch of waiting tools against one call, the
-per-call overhead of a batch of 100 trivial tools against pydantic-ai's and the OpenAI Agents
-SDK's agent loops, what middleware and tracing add to a call, and an approval's suspend and
-resume through each session store. Figures computed from several medians (per-call overheads,
-costs above the floor) are printed under their group's table and kept under ``derived`` in the
-JSON.
+The execution-engine groups (``batch_wait``, ``batch_overhead``, ``batch_overhead_sync``,
+``middleware_cost``, ``approval_round_trip``, `benches.engine`) time a batch of waiting tools
+against one call, the per-call overhead of a batch of 100 trivial tools (ferrotool's
+``call_tools`` against its own ``call_tool`` gathered, pydantic-ai's and the OpenAI Agents SDK's
+bare tool layers, and the three libraries' whole agent loops), the same batch of inline sync
+tools against a loop of ``call_tool_sync``, what middleware and tracing add to a call, and an
+approval's suspend and resume through each session store. Figures computed from several medians
+(per-call overheads, costs above the floor) are printed under their group's table and kept under
+``derived`` in the JSON.
 The MCP groups (``mcp_client``, ``mcp_serve``, `benches.mcp_bench`) time real processes:
 ferrotool's MCP client against a bare SDK ``ClientSession`` on one stdio server, and
 ``ferrotool serve`` against the SDK's ``MCPServer`` and FastMCP under one load over loopback HTTP.
@@ -663,7 +665,8 @@ def bench_batch_wait(repeats: int, target_s: float) -> list[Measurement]:
 
 
 def bench_batch_overhead(repeats: int, target_s: float) -> list[Measurement]:
-    """A batch of 100 trivial async tools: ferrotool, the floor, and the peers' agent runs.
+    """A batch of 100 trivial async tools: the floor, ferrotool's call_tools and its call_tool
+    gathered, the peers' bare tool layers, and the three libraries' agent runs.
 
     Every run is interleaved in one measurement; the per-call overheads are derived from the
     medians (`engine.batch_overheads`). A peer that is not installed is left out with a note.
@@ -673,11 +676,21 @@ def bench_batch_overhead(repeats: int, target_s: float) -> list[Measurement]:
     for peer, why in missing.items():
         _note(group, case, peer, why)
     impls = _checked(group, case, impls)
-    for peer in (e.PYDANTIC_AI, e.AGENTS):
+    for layer, note in ((e.PAI_LAYER, e.PAI_LAYER_NOTE), (e.AGENTS_LAYER, e.AGENTS_LAYER_NOTE)):
+        if layer in impls:
+            _note(group, case, layer, note)
+    for peer in (e.FERROTOOL, *e.LOOPS):
         if e.peer_run(peer, e.TOOLS_RUN) in impls:
-            _note(group, case, peer, e.SECOND_TURN_NOTE)
+            _note(group, case, e.peer_run(peer, e.TOOLS_RUN), e.SECOND_TURN_NOTE)
     if e.peer_run(e.AGENTS, e.TOOLS_RUN) in impls:
         _note(group, case, e.AGENTS, e.AGENTS_NOTE)
+    return measure_group_async(group, case, impls, repeats, target_s)
+
+
+def bench_batch_overhead_sync(repeats: int, target_s: float) -> list[Measurement]:
+    """A batch of 100 trivial inline sync tools: call_tools, a loop of call_tool_sync, the floor."""
+    group, case = "batch_overhead_sync", e.SYNC_CASE
+    impls = _checked(group, case, e.sync_implementations())
     return measure_group_async(group, case, impls, repeats, target_s)
 
 
@@ -747,6 +760,7 @@ def derived(results: list[Measurement]) -> list[tuple[str, str, e.Derived]]:
     out: list[tuple[str, str, e.Derived]] = []
     for group, case, compute in (
         ("batch_overhead", e.OVERHEAD_CASE, e.batch_overheads),
+        ("batch_overhead_sync", e.SYNC_CASE, e.sync_overheads),
         ("middleware_cost", e.MW_CASE, e.middleware_costs),
     ):
         out += [(group, case, figure) for figure in compute(_medians(results, group, case))]
@@ -768,16 +782,37 @@ def _derived_lines(results: list[Measurement], group: str) -> list[str]:
             for m in _rows(results, group)
         ]
     figures = [figure for g, _, figure in derived(results) if g == group]
-    if group == "batch_overhead":
+    if group in ("batch_overhead", "batch_overhead_sync"):
         lines = [
             f"- per-call overhead, {f.name}: {_fmt_us(f.value_us)} µs ({f.how})" for f in figures
         ]
-        ratio = e.overhead_ratio(figures)
-        if ratio is not None:
-            lines.append(f"- faster peer's per-call overhead ÷ ferrotool's: {ratio:.2f}x")
-        ratio = e.overhead_ratio(figures, cross_check=True)
-        if ratio is not None:
-            lines.append(f"- the same on the peers' cross-check figures: {ratio:.2f}x")
+        ratios: list[tuple[str, float | None]]
+        if group == "batch_overhead_sync":
+            medians = _medians(results, group, e.SYNC_CASE)
+            ratios = [("call_tools ÷ the loop of call_tool_sync (time)", e.sync_ratio(medians))]
+        else:
+            ratios = [
+                (
+                    "call_tools' per-call overhead ÷ the gathered call_tool's",
+                    e.gathered_ratio(figures),
+                ),
+                (
+                    "call_tools ÷ the gathered call_tool (time)",
+                    e.gathered_time_ratio(_medians(results, group, e.OVERHEAD_CASE)),
+                ),
+                ("faster peer's bare tool layer ÷ call_tools'", e.layer_ratio(figures)),
+                ("faster peer's agent loop ÷ run_agent's", e.loop_ratio(figures)),
+                (
+                    "the same on the cross-check figures",
+                    e.loop_ratio(figures, cross_check=True),
+                ),
+                ("faster peer's agent loop ÷ call_tools'", e.overhead_ratio(figures)),
+                (
+                    "the same on the peers' cross-check figures",
+                    e.overhead_ratio(figures, cross_check=True),
+                ),
+            ]
+        lines += [f"- {what}: {ratio:.2f}x" for what, ratio in ratios if ratio is not None]
         return lines
     return [f"- {f.name}: {f.value_us:+.3f} µs per call above the floor ({f.how})" for f in figures]
 
@@ -1086,16 +1121,19 @@ def targets(results: list[Measurement]) -> list[Target]:
             Target("batch of 10 async 10 ms waits: call_tools / one call_tool", r, 1.3, False)
         )
     figures = e.batch_overheads(_medians(results, "batch_overhead", e.OVERHEAD_CASE))
-    r = e.overhead_ratio(figures)
+    batch = "batch of 100 trivial async tools, overhead per call"
+    for name, r, limit, higher in (
+        (f"{batch}: faster peer / ferrotool", e.overhead_ratio(figures), 3.0, True),
+        (f"{batch}: call_tools / gathered call_tool", e.gathered_ratio(figures), 1.3, False),
+        (f"{batch}: faster peer's bare tool layer / call_tools", e.layer_ratio(figures), 2.0, True),
+        (f"{batch}: faster peer's agent loop / run_agent", e.loop_ratio(figures), 5.0, True),
+    ):
+        if r is not None:
+            out.append(Target(name, r, limit, higher))
+    r = e.sync_ratio(_medians(results, "batch_overhead_sync", e.SYNC_CASE))
     if r is not None:
-        out.append(
-            Target(
-                "batch of 100 trivial async tools, overhead per call: faster peer / ferrotool",
-                r,
-                3.0,
-                True,
-            )
-        )
+        name = "batch of 100 trivial inline sync tools: call_tools / loop of call_tool_sync"
+        out.append(Target(name, r, 1.5, False))
     # The issue's "middleware and tracing-off cost under 10% of the direct call" is evaluated as
     # the cost a toolkit without middleware pays for the hook: its call_tool against the same
     # tool's bare Rust DirectCall (an upper bound: the name lookup and dispatch are in it too).
@@ -1229,6 +1267,11 @@ GROUP_TITLES = {
         "Batch of 100 trivial async tools: raw JSON arguments to results, per-call overhead",
         e.OV_FLOOR,
         None,
+    ),
+    "batch_overhead_sync": (
+        "Batch of 100 trivial inline sync tools: raw JSON arguments to results",
+        e.SYNC_FLOOR,
+        e.SYNC_FT,
     ),
     "middleware_cost": (
         "One plain async tool call: middleware and tracing against the direct call",
@@ -1367,6 +1410,7 @@ BENCHES: dict[str, Callable[[int, float], list[Measurement]]] = {
     "reset_tools": bench_reset_tools,
     "batch_wait": bench_batch_wait,
     "batch_overhead": bench_batch_overhead,
+    "batch_overhead_sync": bench_batch_overhead_sync,
     "middleware_cost": bench_middleware_cost,
     "approval_round_trip": bench_approval_round_trip,
     "skill_load": bench_skill_load,

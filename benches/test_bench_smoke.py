@@ -21,6 +21,7 @@ import pytest
 
 import ferrotool
 from benches import adapters as ag
+from benches import agent_loops as al
 from benches import cases as c
 from benches import engine as e
 from benches import imports as im
@@ -404,7 +405,8 @@ def test_batch_wait_implementations_give_their_results() -> None:
         assert anyio.run(_outcome, built).ok, name
 
 
-_OVERHEAD_PEERS = {e.PYDANTIC_AI: "pydantic_ai", e.AGENTS: "agents"}
+_OVERHEAD_PEERS = {e.FERROTOOL: "ferrotool", e.PYDANTIC_AI: "pydantic_ai", e.AGENTS: "agents"}
+_LAYER_PEERS = {e.PAI_LAYER: "pydantic_ai", e.AGENTS_LAYER: "agents"}
 _OVERHEAD_RUNS = {e.TOOLS_RUN: e.OVERHEAD_CALLS, e.TEXT_RUN: 0, e.ONE_RUN: 1}
 
 
@@ -425,6 +427,61 @@ def test_batch_overhead_floor_and_ferrotool_sum_every_call(
     assert all(r.state is ferrotool.ToolResultState.SUCCESS for r in batch.results)
     assert [r.structured for r in batch.results] == [i + 1 for i in range(100)]
     assert anyio.run(_outcome, impls[e.OV_FT]).ok
+    gathered = _run_once(impls[e.OV_GATHERED])
+    assert [r.id for r in gathered] == [call.id for call in e.add_calls()]
+    assert all(r.state is ferrotool.ToolResultState.SUCCESS for r in gathered)
+    assert [r.structured for r in gathered] == [i + 1 for i in range(100)]
+    assert anyio.run(_outcome, impls[e.OV_GATHERED]).ok
+
+
+@pytest.mark.parametrize("layer", list(_LAYER_PEERS))
+def test_batch_overhead_peer_tool_layers_sum_every_call(
+    overhead: tuple[dict[str, t.Built], dict[str, str]], layer: str
+) -> None:
+    impls, missing = overhead
+    if layer in missing:
+        if importlib.util.find_spec(_LAYER_PEERS[layer]) is None:
+            pytest.skip(missing[layer])
+        pytest.fail(missing[layer])  # installed, but it could not be driven
+    # The peer's own tool layer returns the function's values, call by call, in call order.
+    assert _run_once(impls[layer]) == [i + 1 for i in range(100)]
+    assert anyio.run(_outcome, impls[layer]).ok
+
+
+def test_batch_overhead_peer_tool_layers_read_wrong_sums_as_wrong() -> None:
+    calls = e.add_calls(3)
+    for build, module in (
+        (al.pydantic_ai_layer, "pydantic_ai"),
+        (al.openai_agents_layer, "agents"),
+    ):
+        if importlib.util.find_spec(module) is None:
+            continue
+        (built,) = build(calls, e.add, [1, 2, 4]).values()
+        outcome = anyio.run(_outcome, built)
+        assert outcome == t.Outcome(False, [1, 2, 3]), module
+
+
+def test_batch_overhead_sync_rows_sum_every_call() -> None:
+    impls = e.sync_implementations()
+    assert list(impls) == [e.SYNC_FLOOR, e.SYNC_LOOP, e.SYNC_FT]
+    assert impls[e.SYNC_FLOOR].call() == [i + 1 for i in range(100)]
+    looped = impls[e.SYNC_LOOP].call()
+    assert [r.structured for r in looped] == [i + 1 for i in range(100)]
+    batch = _run_once(impls[e.SYNC_FT])
+    assert batch.suspension is None
+    assert [r.id for r in batch.results] == [call.id for call in e.sync_calls()]
+    assert [r.structured for r in batch.results] == [i + 1 for i in range(100)]
+    for name, built in impls.items():
+        assert anyio.run(_outcome, built).ok, name
+
+
+def test_sync_overheads_arithmetic() -> None:
+    medians = {e.SYNC_FLOOR: 100.0, e.SYNC_LOOP: 600.0, e.SYNC_FT: 750.0}
+    figures = {f.name: f.value_us for f in e.sync_overheads(medians)}
+    assert figures == pytest.approx({e.SYNC_LOOP: 5.0, e.SYNC_FT: 6.5})
+    assert e.sync_ratio(medians) == pytest.approx(1.25)
+    assert e.sync_ratio({e.SYNC_FT: 750.0}) is None
+    assert e.sync_overheads({e.SYNC_FT: 750.0}) == []
 
 
 @pytest.mark.parametrize("run_name", list(_OVERHEAD_RUNS))
@@ -469,9 +526,88 @@ def test_batch_overheads_arithmetic() -> None:
     # Only pydantic-ai has a cross-check figure here (no 1-call run of the agents SDK).
     cross = (44_950.0 / 99 - 10.0) / 20.0
     assert e.overhead_ratio(e.batch_overheads(medians), cross_check=True) == pytest.approx(cross)
+    # No bare layers, no run_agent runs, no gathered call_tool: none of their ratios.
+    assert e.layer_ratio(e.batch_overheads(medians)) is None
+    assert e.loop_ratio(e.batch_overheads(medians)) is None
+    assert e.gathered_ratio(e.batch_overheads(medians)) is None
     del medians[e.OV_FT]
     assert e.overhead_ratio(e.batch_overheads(medians)) is None
     assert e.batch_overheads({e.OV_FT: 3_000.0}) == []
+
+
+def test_tool_layer_and_loop_overheads_arithmetic() -> None:
+    medians = {
+        e.OV_FLOOR: 1_000.0,
+        e.OV_FT: 3_000.0,
+        e.OV_GATHERED: 2_600.0,
+        e.PAI_LAYER: 9_000.0,
+        e.AGENTS_LAYER: 7_000.0,
+        e.peer_run(e.FERROTOOL, e.TOOLS_RUN): 8_000.0,
+        e.peer_run(e.FERROTOOL, e.TEXT_RUN): 2_000.0,
+        e.peer_run(e.FERROTOOL, e.ONE_RUN): 2_060.0,
+        e.peer_run(e.PYDANTIC_AI, e.TOOLS_RUN): 60_000.0,
+        e.peer_run(e.PYDANTIC_AI, e.TEXT_RUN): 10_000.0,
+        e.peer_run(e.PYDANTIC_AI, e.ONE_RUN): 15_050.0,
+        e.peer_run(e.AGENTS, e.TOOLS_RUN): 90_000.0,
+        e.peer_run(e.AGENTS, e.TEXT_RUN): 5_000.0,
+        e.peer_run(e.AGENTS, e.ONE_RUN): 5_990.0,
+    }
+    figures = e.batch_overheads(medians)
+    by_name = {f.name: f.value_us for f in figures}
+    assert by_name == pytest.approx(
+        {
+            "ferrotool": 20.0,
+            e.GATHERED_FIGURE: 16.0,
+            e.layer_figure(e.PYDANTIC_AI): 80.0,
+            e.layer_figure(e.AGENTS): 60.0,
+            e.FT_LOOP_FIGURE: 50.0,
+            f"{e.FT_LOOP_FIGURE}, cross-check": 5_940.0 / 99 - 10.0,
+            e.PYDANTIC_AI: 490.0,
+            f"{e.PYDANTIC_AI}, cross-check": 44_950.0 / 99 - 10.0,
+            e.AGENTS: 840.0,
+            f"{e.AGENTS}, cross-check": 84_010.0 / 99 - 10.0,
+        }
+    )
+    assert e.gathered_ratio(figures) == pytest.approx(20.0 / 16.0)
+    assert e.gathered_time_ratio(medians) == pytest.approx(3_000.0 / 2_600.0)
+    # The faster peer's layer (the agents SDK's here) over call_tools.
+    assert e.layer_ratio(figures) == pytest.approx(60.0 / 20.0)
+    # The faster peer's loop (pydantic-ai's here) over run_agent.
+    assert e.loop_ratio(figures) == pytest.approx(490.0 / 50.0)
+    cross = (44_950.0 / 99 - 10.0) / (5_940.0 / 99 - 10.0)
+    assert e.loop_ratio(figures, cross_check=True) == pytest.approx(cross)
+    assert e.overhead_ratio(figures) == pytest.approx(490.0 / 20.0)
+    # A ferrotool figure at or under the floor gives no ratio (nothing to divide by).
+    medians[e.OV_GATHERED] = 900.0
+    assert e.gathered_ratio(e.batch_overheads(medians)) is None
+
+
+def test_the_batch_overhead_groups_report_their_targets(tmp_path: Any) -> None:
+    out = tmp_path / "results.json"
+    argv = ["--quick", "--repeats=1", "--target-ms=1", f"--json={out}"]
+    assert run.main([*argv, "--only", "batch_overhead", "--only", "batch_overhead_sync"]) == 0
+    document = orjson.loads(out.read_bytes())
+    rows = {(row["group"], row["case"], row["impl"]) for row in document["results"]}
+    for impl in (e.OV_FLOOR, e.OV_FT, e.OV_GATHERED, e.peer_run(e.FERROTOOL, e.TOOLS_RUN)):
+        assert ("batch_overhead", e.OVERHEAD_CASE, impl) in rows
+    for impl in (e.SYNC_FLOOR, e.SYNC_LOOP, e.SYNC_FT):
+        assert ("batch_overhead_sync", e.SYNC_CASE, impl) in rows
+    notes = document["notes"]
+    assert all("not timed" not in note["text"] for note in notes), notes
+    targets = {target["name"] for target in document["targets"]}
+    batch = "batch of 100 trivial async tools, overhead per call"
+    assert f"{batch}: call_tools / gathered call_tool" in targets
+    assert "batch of 100 trivial inline sync tools: call_tools / loop of call_tool_sync" in targets
+    derived = {(row["group"], row["name"]) for row in document["derived"]}
+    assert ("batch_overhead", e.GATHERED_FIGURE) in derived
+    assert ("batch_overhead", e.FT_LOOP_FIGURE) in derived
+    assert ("batch_overhead_sync", e.SYNC_FT) in derived
+    installed = {module for module in ("pydantic_ai", "agents") if importlib.util.find_spec(module)}
+    if installed:
+        assert f"{batch}: faster peer's bare tool layer / call_tools" in targets
+        assert f"{batch}: faster peer's agent loop / run_agent" in targets
+    for layer, module in _LAYER_PEERS.items():
+        assert (("batch_overhead", e.OVERHEAD_CASE, layer) in rows) is (module in installed)
 
 
 def test_middleware_rows_call_the_tool_through_what_they_name() -> None:
