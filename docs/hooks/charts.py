@@ -255,6 +255,11 @@ TOP: Final = 30
 AXIS_H: Final = 44
 VALUE_W: Final = 80
 COLORS: Final[dict[Role, str]] = {"ferrotool": "#e8590c", "floor": "#868e96", "peer": "#4c6ef5"}
+LEGEND: Final[dict[Role, str]] = {
+    "ferrotool": "ferrotool",
+    "floor": "floor, reference",
+    "peer": "peer",
+}
 
 
 def fmt_us(value: float) -> str:
@@ -312,10 +317,11 @@ def svg(chart: Chart, runs: dict[str, Run]) -> str:
     show_cases = len(cases) > 1 or chart.derived
     height = TOP + len(found) * ROW_H + (len(cases) * PANEL_H if show_cases else 0) + AXIS_H
     ident = f"chart-{chart.name}"
-    unit = "µs per call, derived" if chart.derived else "µs"
+    measure = "overhead per call, µs" if chart.derived else "median time, µs"
     scale = "log scale" if log else "linear scale"
     desc = (
-        f"Median time in {unit} ({scale}) from benches/{run.file}, {run.repeats} repeats, "
+        f"{measure.capitalize()} ({scale}), from the medians of benches/{run.file}, "
+        f"{run.repeats} repeats, "
         f"{run.machine_text}. Group {chart.group}: {len(found)} results; shorter is faster."
     )
     out = [
@@ -330,9 +336,9 @@ def svg(chart: Chart, runs: dict[str, Run]) -> str:
     for name, color in ((name, color) for name, color in COLORS.items() if name in roles):
         out.append(
             f'<rect x="{_num(legend_x)}" y="8" width="12" height="12" fill="{color}"/>'
-            f'<text x="{_num(legend_x + 16)}" y="18" fill="currentColor">{name}</text>'
+            f'<text x="{_num(legend_x + 16)}" y="18" fill="currentColor">{LEGEND[name]}</text>'
         )
-        legend_x += 110
+        legend_x += 140
     y = float(TOP)
     plot_top = y
     for case in cases:
@@ -368,7 +374,7 @@ def svg(chart: Chart, runs: dict[str, Run]) -> str:
         )
     out.append(
         f'<text class="axis-label" x="{_num(plot_x + plot_w / 2)}" y="{_num(y + 36)}" '
-        f'text-anchor="middle" fill="currentColor">median time, {unit} ({scale})</text>'
+        f'text-anchor="middle" fill="currentColor">{measure} ({scale})</text>'
     )
     out.append("</svg>")
     return "".join(out)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -107,7 +110,7 @@ def test_a_chart_is_accessible(name: str) -> None:
     assert f"benches/{chart.file}.json" in (desc.text or "")
     assert (root.get("aria-labelledby") or "").split() == [title.get("id"), desc.get("id")]
     (axis,) = _texts(root, "axis-label")
-    assert axis.startswith("median time, µs")
+    assert axis.startswith("overhead per call, µs" if chart.derived else "median time, µs")
     assert len(_texts(root, "tick")) >= 2
 
 
@@ -146,6 +149,29 @@ def test_the_hook_names_the_page_whose_placeholder_is_unknown() -> None:
         charts.on_page_markdown("<!-- chart: nope -->", page=page, config=config, files=files)
     done = charts.on_page_markdown("<!-- chart: compile -->", page=page, config=config, files=files)
     assert done.startswith('<figure class="ft-chart" id="chart-compile">')
+
+
+def test_an_unknown_chart_stops_a_real_build(tmp_path: Path) -> None:
+    """A one-page site with the hook: the build aborts, naming the page and the chart."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "benches").mkdir()
+    for stem in charts.RESULT_FILES:
+        shutil.copy(BENCHES / f"{stem}.json", tmp_path / "benches")
+    hook = ROOT / "docs" / "hooks" / "charts.py"
+    (tmp_path / "mkdocs.yml").write_text(f"site_name: t\nhooks:\n  - {hook}\n", encoding="utf-8")
+    (tmp_path / "docs" / "index.md").write_text("# T\n\n<!-- chart: nope -->\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env=dict(os.environ, NO_MKDOCS_2_WARNING="1"),
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert "index.md: unknown chart 'nope'" in done.stdout + done.stderr
+    assert not (tmp_path / "site" / "index.html").exists()
 
 
 def test_a_missing_results_file_fails_the_build(tmp_path: Path) -> None:
