@@ -90,6 +90,7 @@ class Run:
 
     file: str
     repeats: int
+    repeat_ms: float
     elapsed_s: float
     machine: tuple[tuple[str, str], ...]
     results: tuple[Result, ...]
@@ -103,6 +104,7 @@ class Run:
         return cls(
             file=path.name,
             repeats=int(data["repeats"]),
+            repeat_ms=float(data["target_ms"]),
             elapsed_s=float(data["elapsed_s"]),
             machine=tuple((str(k), str(v)) for k, v in data["machine"].items()),
             results=tuple(
@@ -406,15 +408,18 @@ def targets_table(run: Run) -> str:
 def value(spec: str, runs: dict[str, Run]) -> str:
     """One figure of the prose, named by fields separated by ``|``.
 
-    Kinds: ``target | FILE | NAME`` (the measured ratio, ``1.38x``), ``verdict | FILE | NAME``,
-    ``asked | FILE | NAME`` (``≤ 1.1x``),
-    ``median | FILE | GROUP | CASE | IMPL`` (``60.0 µs``), ``ratio | FILE | GROUP | CASE | IMPL
-    | IMPL`` (the first's median over the second's, ``1.38x``), ``derived | FILE | GROUP | CASE |
-    NAME`` (``32.9 µs``), ``met | FILE`` (``24 of 25``), ``repeats | FILE``, ``elapsed | FILE``
-    (seconds), ``machine | FILE``.
+    Kinds, with what they give:
+
+    - ``target | FILE | NAME``: a target's measured ratio (``1.38x``); ``asked | FILE | NAME``
+      its limit (``≤ 1.1x``); ``verdict | FILE | NAME`` its verdict.
+    - ``median | FILE | GROUP | CASE | IMPL``: a median (``60.0 µs``).
+    - ``ratio | FILE | GROUP | CASE | IMPL | BASE``: IMPL's median over BASE's (``1.38x``).
+    - ``derived | FILE | GROUP | CASE | NAME``: a derived figure (``32.9 µs``).
+    - ``met | FILE``: the targets met (``24 of 25``).
+    - ``repeats | FILE``, ``repeat-ms | FILE``, ``elapsed | FILE`` (seconds), ``machine | FILE``.
     """
-    kind, file, *rest = [field.strip() for field in spec.split("|")] + ["", ""]
-    rest = [field for field in rest if field]
+    kind, *fields = [field.strip() for field in spec.split("|")]
+    file, rest = (fields[0], fields[1:]) if fields else ("", [])
     if file not in runs:
         raise PluginError(f"unknown results file {file!r} in value placeholder {spec!r}")
     run = runs[file]
@@ -435,6 +440,8 @@ def value(spec: str, runs: dict[str, Run]) -> str:
             return f"{sum(t.met for t in run.targets)} of {len(run.targets)}"
         case "repeats", []:
             return str(run.repeats)
+        case "repeat-ms", []:
+            return f"{run.repeat_ms:g}"
         case "elapsed", []:
             return f"{run.elapsed_s:.0f}"
         case "machine", []:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -10,8 +11,8 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, cast
+from types import ModuleType, SimpleNamespace
+from typing import Protocol, cast
 
 import pytest
 
@@ -20,14 +21,32 @@ pytest.importorskip("mkdocs", reason="the `docs` dependency group is not install
 from mkdocs.exceptions import PluginError
 
 ROOT = Path(__file__).parents[2]
-sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+HOOK = ROOT / "docs" / "hooks" / "charts.py"
 
-import charts  # noqa: E402
 
-if TYPE_CHECKING:
-    from mkdocs.config.defaults import MkDocsConfig
-    from mkdocs.structure.files import Files
-    from mkdocs.structure.pages import Page
+def _load_hook() -> ModuleType:
+    """The build hook, loaded from its file as MkDocs loads it (it is no package's module)."""
+    spec = importlib.util.spec_from_file_location("charts", HOOK)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    return module
+
+
+charts = _load_hook()
+
+
+class Chart(Protocol):
+    """What the tests read of a chart the hook defines."""
+
+    name: str
+    file: str
+    group: str
+    title: str
+    derived: bool
+
 
 BENCHES = ROOT / "benches"
 PAGE = ROOT / "docs" / "performance.md"
@@ -44,7 +63,7 @@ def _rows(stem: str, key: str) -> list[dict[str, object]]:
     return data[key]
 
 
-def _expected(chart: charts.Chart) -> list[tuple[str, str, float]]:
+def _expected(chart: Chart) -> list[tuple[str, str, float]]:
     """(case, label, µs) of every result (or derived figure) of the chart's group, in order."""
     key, label, number = (
         ("derived", "name", "value_us") if chart.derived else ("results", "impl", "median_us")
@@ -56,7 +75,7 @@ def _expected(chart: charts.Chart) -> list[tuple[str, str, float]]:
     ]
 
 
-def _svg(chart: charts.Chart) -> ET.Element:
+def _svg(chart: Chart) -> ET.Element:
     return ET.fromstring(charts.svg(chart, charts.load_runs(BENCHES)))
 
 
@@ -64,12 +83,12 @@ def _texts(root: ET.Element, cls: str) -> list[str]:
     return [el.text or "" for el in root.iter(f"{SVG}text") if el.get("class") == cls]
 
 
-CHART_NAMES = [chart.name for chart in charts.CHARTS]
+CHART_NAMES: list[str] = [chart.name for chart in charts.CHARTS]
 
 
 @pytest.mark.parametrize("name", CHART_NAMES)
 def test_a_chart_has_one_bar_per_result_in_its_file(name: str) -> None:
-    chart = charts.CHARTS_BY_NAME[name]
+    chart: Chart = charts.CHARTS_BY_NAME[name]
     expected = _expected(chart)
     assert expected, f"{chart.file}.json holds no {chart.group}"
     root = _svg(chart)
@@ -83,7 +102,7 @@ def test_a_chart_has_one_bar_per_result_in_its_file(name: str) -> None:
 
 @pytest.mark.parametrize("name", CHART_NAMES)
 def test_a_charts_labels_and_values_are_the_benchmarks(name: str) -> None:
-    chart = charts.CHARTS_BY_NAME[name]
+    chart: Chart = charts.CHARTS_BY_NAME[name]
     expected = _expected(chart)
     root = _svg(chart)
     assert _texts(root, "label") == [label for _, label, _ in expected]
@@ -99,7 +118,7 @@ def test_a_charts_labels_and_values_are_the_benchmarks(name: str) -> None:
 
 @pytest.mark.parametrize("name", CHART_NAMES)
 def test_a_chart_is_accessible(name: str) -> None:
-    chart = charts.CHARTS_BY_NAME[name]
+    chart: Chart = charts.CHARTS_BY_NAME[name]
     root = _svg(chart)
     assert root.get("role") == "img"
     title = root.find(f"{SVG}title")
@@ -142,12 +161,14 @@ def test_an_unknown_placeholder_fails_the_build(placeholder: str) -> None:
 
 
 def test_the_hook_names_the_page_whose_placeholder_is_unknown() -> None:
-    page = cast("Page", SimpleNamespace(file=SimpleNamespace(src_uri="performance.md")))
-    config = cast("MkDocsConfig", SimpleNamespace(config_file_path=str(ROOT / "mkdocs.yml")))
-    files = cast("Files", None)
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="performance.md"))
+    config = SimpleNamespace(config_file_path=str(ROOT / "mkdocs.yml"))
+    files = None
     with pytest.raises(PluginError, match=r"performance\.md: unknown chart 'nope'"):
         charts.on_page_markdown("<!-- chart: nope -->", page=page, config=config, files=files)
-    done = charts.on_page_markdown("<!-- chart: compile -->", page=page, config=config, files=files)
+    done: str = charts.on_page_markdown(
+        "<!-- chart: compile -->", page=page, config=config, files=files
+    )
     assert done.startswith('<figure class="ft-chart" id="chart-compile">')
 
 
@@ -157,8 +178,7 @@ def test_an_unknown_chart_stops_a_real_build(tmp_path: Path) -> None:
     (tmp_path / "benches").mkdir()
     for stem in charts.RESULT_FILES:
         shutil.copy(BENCHES / f"{stem}.json", tmp_path / "benches")
-    hook = ROOT / "docs" / "hooks" / "charts.py"
-    (tmp_path / "mkdocs.yml").write_text(f"site_name: t\nhooks:\n  - {hook}\n", encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text(f"site_name: t\nhooks:\n  - {HOOK}\n", encoding="utf-8")
     (tmp_path / "docs" / "index.md").write_text("# T\n\n<!-- chart: nope -->\n", encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
