@@ -1148,6 +1148,18 @@ def targets(results: list[Measurement]) -> list[Target]:
                 False,
             )
         )
+    medians = _medians(results, "middleware_cost", e.MW_CASE)
+    r = e.layer_cost_ratio(medians)
+    if r is not None:
+        name = "one pass-through middleware's cost / a hand-written coroutine layer's"
+        out.append(Target(name, r, 1.5, False))
+    r = ratio("middleware_cost", e.MW_CASE, e.MW_TRACING_OFF, e.MW_FLOOR)
+    if r is not None:
+        out.append(Target("Tracing() off: Toolkit.call_tool / no middleware", r, 1.1, False))
+    r = ratio("middleware_cost", e.MW_CASE, e.MW_TRACING_ON, e.MW_HAND_SPAN)
+    if r is not None:
+        name = "Tracing() on / OpenTelemetry's own span in a hand-made layer"
+        out.append(Target(name, r, 1.2, False))
     few, many = sk.view_case(sk.VIEW_SIZES[0]), sk.view_case(sk.VIEW_SIZES[-1])
     a = _find(results, "skill_views", many, SKILL_VIEW_IMPL)
     b = _find(results, "skill_views", few, SKILL_VIEW_IMPL)

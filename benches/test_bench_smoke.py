@@ -618,9 +618,17 @@ def test_middleware_rows_call_the_tool_through_what_they_name() -> None:
         e.MW_BARE,
         e.MW_VIEW,
         e.MW_PASS,
+        e.MW_HAND_CORE,
+        e.MW_HAND_LAYER,
         e.MW_TRACING_OFF,
         e.MW_TRACING_ON,
+        e.MW_HAND_SPAN,
     ]
+    for hand in (e.MW_HAND_CORE, e.MW_HAND_LAYER):
+        assert _run_once(impls.pop(hand)) == 3, hand
+    spans = exporter.exported
+    assert _run_once(impls.pop(e.MW_HAND_SPAN)).structured == 3
+    assert exporter.exported == spans + 1  # the hand-made span reached the same exporter
     for name, built in impls.items():
         result = _run_once(built)
         assert result.state is ferrotool.ToolResultState.SUCCESS, name
