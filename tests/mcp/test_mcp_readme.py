@@ -1,9 +1,9 @@
-"""The README's MCP "Consume" example runs as written, its weather server a local stand-in."""
+"""The MCP guide's "Consume" example (docs/mcp.md) runs as written, its weather server a local
+stand-in."""
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,15 +11,13 @@ from pathlib import Path
 import pytest
 from mcp_support import SERVERS, free_port, start, stop
 
-README = Path(__file__).parents[2] / "README.md"
+from docs.blocks import Example, marked
+
 WEATHER_URL = "https://weather.example/mcp"
 
 
-def consume_example() -> str:
-    text = README.read_text(encoding="utf-8")
-    blocks: list[str] = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
-    (block,) = [block for block in blocks if "register_mcp(toolkit, weather" in block]
-    return block
+def consume_example() -> Example:
+    return marked("tests/mcp/test_mcp_readme.py", "register_mcp(toolkit, weather")
 
 
 @pytest.fixture
@@ -36,8 +34,10 @@ def test_the_consume_example_runs_against_local_servers(
     # `mcp-server-time` is found on PATH, as in a user's activated environment.
     path = os.environ.get("PATH", "")
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{path}")
-    source = consume_example()
-    assert WEATHER_URL in source
-    program = source.replace(WEATHER_URL, weather_url)
-    exec(compile(program, str(README), "exec"), {"__name__": "readme"})
-    assert capsys.readouterr().out.splitlines() == ["success True", "Oslo: 4 °C, for Bearer u1"]
+    example = consume_example()
+    assert WEATHER_URL in example.code
+    program = example.code.replace(WEATHER_URL, weather_url)
+    example.run(program)
+    printed = capsys.readouterr().out
+    assert printed.splitlines() == ["success True", "Oslo: 4 °C, for Bearer u1"]
+    assert printed == example.output

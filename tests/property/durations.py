@@ -1,7 +1,7 @@
 """An ISO 8601 duration oracle for `timedelta`, independent of ferrotool's reader and writer.
 
-ferrotool reads and writes the subset ``-?P[nW][nD][T[nH][nM][n[.f]S]]`` (README: "weeks, days,
-hours, minutes and seconds (with up to six decimals)"; years and months have no fixed length):
+ferrotool reads and writes the subset ``-?P[nW][nD][T[nH][nM][n[.f]S]]`` (docs/schema.md: "weeks,
+days, hours, minutes and seconds (with up to six decimals)"; years and months have no fixed length):
 at least one component, at least one after a ``T``, the units in that order, each at most once,
 a fraction (one to six digits) only on the seconds, and a leading ``-`` negating the whole.
 

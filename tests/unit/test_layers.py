@@ -1,4 +1,4 @@
-"""The package's layers, read from every module's imports (the README's "Layout" states the rule).
+"""The package's layers, read from every module's imports (docs/architecture.md states the rule).
 
 Every ``import`` and ``from ... import`` of every module of ``python/ferrotool`` counts: at the
 top level, inside functions, and under ``if TYPE_CHECKING:``. The rules:

@@ -5,7 +5,7 @@ imports (type checkers), `_LAZY` (the PEP 562 `__getattr__`) and `__all__` (star
 documentation tools). These tests hold the three to one list; the deprecated old names
 (`_DEPRECATED`) are in none of them.
 
-Public classes keep the module they are defined in as ``__module__`` (the README's "Layout"
+Public classes keep the module they are defined in as ``__module__`` (docs/architecture.md
 says why: rewriting it to ``"ferrotool"``, as httpx does, breaks `typing.get_type_hints`); they
 pickle by that module, and ``ferrotool.X`` is the same object.
 """

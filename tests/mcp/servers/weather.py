@@ -1,4 +1,4 @@
-"""A local stand-in for the README's weather server: ``python weather.py PORT`` (streamable HTTP).
+"""A local stand-in for the weather server of docs/mcp.md: ``python weather.py PORT`` (over HTTP).
 
 Its one tool, ``forecast`` (read-only, so it runs unasked), answers with the units it was given
 and the caller's ``Authorization`` header, so that a test sees the preset and the per-call
