@@ -85,6 +85,10 @@ class Tracing:
         The onion asks this before each call and leaves the layer out when it says no, so a
         toolkit with tracing off runs its calls as one without middleware.
         """
+        if self._provider is None and self._from_environment is False:
+            provider = getattr(trace, "_TRACER_PROVIDER", _UNKNOWN)
+            if provider is None:  # none set, and none to load: the common case, kept cheap
+                return False
         return self._active_tracer() is not None
 
     def _global_provider(self) -> TracerProvider:

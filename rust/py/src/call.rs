@@ -38,7 +38,7 @@ use pyo3::types::{PyBytes, PyDict, PyString, PyTuple, PyType};
 use crate::errors::{error_records, invalid_arguments_text, may_hold_nulls, validation_error};
 use crate::ffi::pending::{self, PendingType, Plan, Started};
 use crate::ffi::record::{RecordType, is_exact_int, is_exact_str};
-use crate::onion::{DirectRoute, Onion};
+use crate::onion::{DirectRoute, Onion, TakingPart};
 use crate::typed::outcome::Invalid;
 use crate::typed::{TypedValidator, input_bytes};
 
@@ -503,11 +503,23 @@ impl ToolCaller {
                     let absent =
                         |value: Option<&Bound<'_, PyAny>>| value.is_none_or(PyAnyMethods::is_none);
                     if absent(agent) && absent(on_progress) && !carries_config(call, context)? {
-                        let context = match context {
-                            Some(context) if !context.is_none() => context.clone(),
-                            _ => empty.into_bound(py),
-                        };
-                        return Onion::run(onion.bind(py), call, &context, inner.bind(py).as_any());
+                        let onion = onion.bind(py);
+                        match onion.get().taking_part(call)? {
+                            // No layer takes part: the call is a plain one.
+                            TakingPart::None => {
+                                if let Some(direct) = plain_direct(direct.bind(py), call, None)? {
+                                    return pending::pending_call(&direct, call);
+                                }
+                            }
+                            taking_part => {
+                                let context = match context {
+                                    Some(context) if !context.is_none() => context.clone(),
+                                    _ => empty.into_bound(py),
+                                };
+                                let rest = inner.bind(py).as_any();
+                                return Onion::run_layers(onion, taking_part, call, &context, rest);
+                            }
+                        }
                     }
                 }
                 None => {

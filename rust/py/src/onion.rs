@@ -75,22 +75,57 @@ impl Onion {
         context: &Bound<'_, PyAny>,
         rest: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let py = slf.py();
-        let (layers, ready) = match slf.get().active_layers(py) {
-            Ok(layers) if layers.is_empty() => {
-                return rest.call1((call, context)).map(Bound::unbind);
-            }
-            Ok(layers) => (layers, None),
-            // A layer's `active()` raised: the middleware step's error, as if the layer had.
+        match slf.get().taking_part(call)? {
+            TakingPart::None => rest.call1((call, context)).map(Bound::unbind),
+            taking_part => Self::run_layers(slf, taking_part, call, context, rest),
+        }
+    }
+
+    /// How many layers the onion holds.
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.layers.bind(py).len()
+    }
+}
+
+/// Which layers take part in a call.
+pub(crate) enum TakingPart<'py> {
+    /// None: the call is `rest`'s alone.
+    None,
+    /// These, the first outermost.
+    Layers(Bound<'py, PyTuple>),
+    /// A layer's `active()` raised: the call's result is the middleware step's error, as if the
+    /// layer had raised.
+    Failed(Bound<'py, PyAny>),
+}
+
+impl Onion {
+    /// The layers that take part in `call` now (see [`TakingPart`]).
+    pub(crate) fn taking_part<'py>(&self, call: &Bound<'py, PyAny>) -> PyResult<TakingPart<'py>> {
+        let py = call.py();
+        match self.active_layers(py) {
+            Ok(layers) if layers.is_empty() => Ok(TakingPart::None),
+            Ok(layers) => Ok(TakingPart::Layers(layers)),
             Err(error) if error.is_instance_of::<PyException>(py) => {
-                let result = slf
-                    .get()
-                    .failed
-                    .bind(py)
-                    .call1((call, error.into_value(py)))?;
-                (PyTuple::empty(py), Some(result.unbind()))
+                let result = self.failed.bind(py).call1((call, error.into_value(py)))?;
+                Ok(TakingPart::Failed(result))
             }
-            Err(error) => return Err(error),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The awaitable of `call` through the layers taking part, then `rest`.
+    pub(crate) fn run_layers(
+        slf: &Bound<'_, Self>,
+        taking_part: TakingPart<'_>,
+        call: &Bound<'_, PyAny>,
+        context: &Bound<'_, PyAny>,
+        rest: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let (layers, ready) = match taking_part {
+            TakingPart::Layers(layers) => (layers, None),
+            TakingPart::Failed(result) => (PyTuple::empty(py), Some(result.unbind())),
+            TakingPart::None => return rest.call1((call, context)).map(Bound::unbind),
         };
         let plan = Bound::new(
             py,
@@ -105,13 +140,6 @@ impl Onion {
         pending::pending_call(&plan, call)
     }
 
-    /// How many layers the onion holds.
-    fn __len__(&self, py: Python<'_>) -> usize {
-        self.layers.bind(py).len()
-    }
-}
-
-impl Onion {
     /// The layers that take part in a call now: every layer without `active()`, and those
     /// whose `active()` is true.
     fn active_layers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
@@ -129,6 +157,9 @@ impl Onion {
         PyTuple::new(py, taking_part)
     }
 }
+
+/// Where `state` is in a `ToolResultBlock` (a named tuple: id, name, output, state, ...).
+const STATE: usize = 3;
 
 /// One call through the onion: the plan of its `PendingCall`.
 ///
@@ -182,9 +213,8 @@ impl Plan for Layered {
         let py = call.py();
         let onion = self.onion.get();
         if value.get_type().is(onion.result_type.bind(py))
-            && !value
-                .getattr(pyo3::intern!(py, "state"))?
-                .is(onion.running.bind(py))
+            && let Ok(fields) = value.cast::<PyTuple>()
+            && !fields.get_item(STATE)?.is(onion.running.bind(py))
         {
             return Ok(value);
         }
@@ -226,7 +256,11 @@ impl NextLayer {
     ) -> PyResult<Py<PyAny>> {
         let layers = self.layers.bind(py);
         if self.index >= layers.len() {
-            return self.rest.bind(py).call1((call, context)).map(Bound::unbind);
+            let rest = self.rest.bind(py);
+            if let Ok(route) = rest.cast::<DirectRoute>() {
+                return route.get().route(call, context);
+            }
+            return rest.call1((call, context)).map(Bound::unbind);
         }
         let next = NextLayer {
             layers: self.layers.clone_ref(py),
@@ -255,12 +289,19 @@ impl DirectRoute {
         Self { direct, bare }
     }
 
-    fn __call__(
+    fn __call__(&self, call: &Bound<'_, PyAny>, context: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.route(call, context)
+    }
+}
+
+impl DirectRoute {
+    /// The awaitable that runs `call` in `context`.
+    pub(crate) fn route(
         &self,
-        py: Python<'_>,
         call: &Bound<'_, PyAny>,
         context: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
+        let py = call.py();
         if let Some(direct) = plain_direct(self.direct.bind(py), call, Some(context))? {
             return pending::pending_call(&direct, call);
         }
