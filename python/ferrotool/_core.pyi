@@ -311,6 +311,8 @@ class DirectRoute:
         self, call: ToolUseBlock, context: RuntimeContext, /
     ) -> Awaitable[ToolResultBlock]:
         """The awaitable that runs ``call``."""
+    def run(self, call: ToolUseBlock, context: RuntimeContext) -> Awaitable[ToolResultBlock]:
+        """The same as calling the route (a bound method: called through vectorcall)."""
 
 @final
 class LayeredCall:

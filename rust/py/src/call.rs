@@ -38,7 +38,7 @@ use pyo3::types::{PyBytes, PyDict, PyString, PyTuple, PyType};
 use crate::errors::{error_records, invalid_arguments_text, may_hold_nulls, validation_error};
 use crate::ffi::pending::{self, PendingType, Plan, Started};
 use crate::ffi::record::{RecordType, is_exact_int, is_exact_str};
-use crate::onion::{DirectRoute, Onion, TakingPart};
+use crate::onion::{DirectRoute, Layered, Onion, TakingPart};
 use crate::typed::outcome::Invalid;
 use crate::typed::{TypedValidator, input_bytes};
 
@@ -368,9 +368,32 @@ struct Route {
     /// The pipeline of every other call: `pipeline(self, call, context, agent, on_progress,
     /// on_result)`, a function of the subclass (not a bound method: no reference cycle).
     pipeline: Option<Py<PyAny>>,
-    /// The toolkit's middleware, the route inside it and the empty context, when it has
-    /// middleware: a plain call goes through the onion here, its core the direct route.
-    layered: Option<(Py<Onion>, Py<DirectRoute>, Py<PyAny>)>,
+    /// The toolkit's middleware, when it has some: a plain call goes through the onion here,
+    /// its core the direct route.
+    layered: Option<Layers>,
+}
+
+/// A toolkit's middleware, as `call_tool` runs its plain calls through it.
+struct Layers {
+    onion: Py<Onion>,
+    /// The route inside the onion: a `DirectRoute`'s bound `run` method (vectorcall reaches it
+    /// without a tuple of arguments).
+    rest: Py<PyAny>,
+    /// The empty context, for a call with none.
+    empty: Py<PyAny>,
+    /// The plan of a call with no context through every layer, built once.
+    plan: Py<Layered>,
+}
+
+impl Layers {
+    fn clone_ref(&self, py: Python<'_>) -> Self {
+        Self {
+            onion: self.onion.clone_ref(py),
+            rest: self.rest.clone_ref(py),
+            empty: self.empty.clone_ref(py),
+            plan: self.plan.clone_ref(py),
+        }
+    }
 }
 
 static REQUEST_CONFIG: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -448,11 +471,17 @@ impl ToolCaller {
         layered: Option<(Py<Onion>, Py<PyAny>, Py<PyAny>)>,
     ) -> PyResult<()> {
         let layered = match layered {
-            Some((onion, bare, empty)) => Some((
-                onion,
-                Py::new(py, DirectRoute::new(direct.clone_ref(py), bare))?,
-                empty,
-            )),
+            Some((onion, bare, empty)) => {
+                let route = Py::new(py, DirectRoute::new(direct.clone_ref(py), bare))?;
+                let run = route.bind(py).getattr(pyo3::intern!(py, "run"))?;
+                let plan = Onion::plan_for_all(onion.bind(py), empty.bind(py), &run)?;
+                Some(Layers {
+                    onion,
+                    rest: run.unbind(),
+                    empty,
+                    plan,
+                })
+            }
             None => None,
         };
         let mut route = self.route.lock().unwrap_or_else(PoisonError::into_inner);
@@ -486,24 +515,18 @@ impl ToolCaller {
                     .pipeline
                     .as_ref()
                     .map(|pipeline| pipeline.clone_ref(py)),
-                route.layered.as_ref().map(|(onion, inner, empty)| {
-                    (
-                        onion.clone_ref(py),
-                        inner.clone_ref(py),
-                        empty.clone_ref(py),
-                    )
-                }),
+                route.layered.as_ref().map(|layers| layers.clone_ref(py)),
             )
         };
         if on_result.is_none() {
             match layered {
-                Some((onion, inner, empty)) => {
+                Some(layers) => {
                     // The core of the onion runs a call that is no plain tool's with the
                     // default scope: a call with an agent or a progress sink goes the long way.
                     let absent =
                         |value: Option<&Bound<'_, PyAny>>| value.is_none_or(PyAnyMethods::is_none);
                     if absent(agent) && absent(on_progress) && !carries_config(call, context)? {
-                        let onion = onion.bind(py);
+                        let onion = layers.onion.bind(py);
                         match onion.get().taking_part(call)? {
                             // No layer takes part: the call is a plain one.
                             TakingPart::None => {
@@ -511,12 +534,17 @@ impl ToolCaller {
                                     return pending::pending_call(&direct, call);
                                 }
                             }
+                            TakingPart::Layers(all)
+                                if absent(context) && onion.get().is_all(&all) =>
+                            {
+                                return pending::pending_call(layers.plan.bind(py), call);
+                            }
                             taking_part => {
                                 let context = match context {
                                     Some(context) if !context.is_none() => context.clone(),
-                                    _ => empty.into_bound(py),
+                                    _ => layers.empty.into_bound(py),
                                 };
-                                let rest = inner.bind(py).as_any();
+                                let rest = layers.rest.bind(py);
                                 return Onion::run_layers(onion, taking_part, call, &context, rest);
                             }
                         }

@@ -113,6 +113,32 @@ impl Onion {
         }
     }
 
+    /// The plan of every call through all the layers in `context`, then `rest`: built once
+    /// where both are the same for many calls (a toolkit's calls with no context of their own).
+    pub(crate) fn plan_for_all(
+        slf: &Bound<'_, Self>,
+        context: &Bound<'_, PyAny>,
+        rest: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<Layered>> {
+        let py = slf.py();
+        Py::new(
+            py,
+            Layered {
+                onion: slf.clone().unbind(),
+                layers: slf.get().layers.clone_ref(py),
+                context: context.clone().unbind(),
+                rest: rest.clone().unbind(),
+                ready: None,
+            },
+        )
+    }
+
+    /// Whether `layers` are all of this onion's (what `taking_part` gives when every layer
+    /// takes part).
+    pub(crate) fn is_all(&self, layers: &Bound<'_, PyTuple>) -> bool {
+        layers.is(self.layers.bind(layers.py()))
+    }
+
     /// The awaitable of `call` through the layers taking part, then `rest`.
     pub(crate) fn run_layers(
         slf: &Bound<'_, Self>,
@@ -188,11 +214,7 @@ impl Plan for Layered {
             return Ok(Started::Finished(ready.bind(py).clone()));
         }
         let layers = self.layers.bind(py);
-        let next = NextLayer {
-            layers: self.layers.clone_ref(py),
-            index: 1,
-            rest: self.rest.clone_ref(py),
-        };
+        let next = next_after(py, &self.layers, 0, &self.rest)?;
         let outermost = layers.get_item(0)?;
         match outermost.call1((call, self.context.bind(py), next)) {
             Ok(value) => match awaitable_iter(value) {
@@ -236,7 +258,8 @@ impl Plan for Layered {
     }
 }
 
-/// A middleware's `next`: the rest of its call, from the next layer in.
+/// A middleware's `next` when a layer follows it: the rest of its call, from the next layer in
+/// (the innermost layer's `next` is the call's `rest` itself).
 #[pyclass(module = "ferrotool._core", frozen)]
 pub(crate) struct NextLayer {
     layers: Py<PyTuple>,
@@ -255,23 +278,31 @@ impl NextLayer {
         context: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let layers = self.layers.bind(py);
-        if self.index >= layers.len() {
-            let rest = self.rest.bind(py);
-            if let Ok(route) = rest.cast::<DirectRoute>() {
-                return route.get().route(call, context);
-            }
-            return rest.call1((call, context)).map(Bound::unbind);
-        }
-        let next = NextLayer {
-            layers: self.layers.clone_ref(py),
-            index: self.index + 1,
-            rest: self.rest.clone_ref(py),
-        };
+        let next = next_after(py, &self.layers, self.index, &self.rest)?;
         layers
             .get_item(self.index)?
             .call1((call, context, next))
             .map(Bound::unbind)
     }
+}
+
+/// The `next` of layer `index`: a `NextLayer` to the layer after it, or for the innermost,
+/// `rest` itself (no object of its own: the innermost layer calls the route directly).
+fn next_after(
+    py: Python<'_>,
+    layers: &Py<PyTuple>,
+    index: usize,
+    rest: &Py<PyAny>,
+) -> PyResult<Py<PyAny>> {
+    if index + 1 >= layers.bind(py).len() {
+        return Ok(rest.clone_ref(py));
+    }
+    let next = NextLayer {
+        layers: layers.clone_ref(py),
+        index: index + 1,
+        rest: rest.clone_ref(py),
+    };
+    Ok(Py::new(py, next)?.into_any())
 }
 
 /// The innermost `rest` of a toolkit's calls: a plain tool's call to its Rust direct call,
@@ -290,6 +321,12 @@ impl DirectRoute {
     }
 
     fn __call__(&self, call: &Bound<'_, PyAny>, context: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.route(call, context)
+    }
+
+    /// The same as calling the route; a bound method is called through vectorcall, which a
+    /// class's `__call__` is not: the toolkit hands this method to its innermost layer.
+    fn run(&self, call: &Bound<'_, PyAny>, context: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         self.route(call, context)
     }
 }
