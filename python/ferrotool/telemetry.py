@@ -17,7 +17,9 @@ no): one check a call, with no environment read.
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from typing import Final, final
 
 from ferrotool._execution.middleware import Next
@@ -59,6 +61,7 @@ class Tracing:
         "_provider",
         "_tracer",
         "_tracer_of",
+        "active",
         "record_arguments",
         "record_results",
     )
@@ -78,17 +81,20 @@ class Tracing:
         # Whether the environment names a provider for OpenTelemetry to load when first asked:
         # read once here, not at each call.
         self._from_environment = _ENVIRONMENT_PROVIDER in os.environ
-
-    def active(self) -> bool:
-        """Whether calls are traced now: a provider that records spans is set (or given).
+        self.active: Callable[[], object] = self._is_active
+        """Whether calls are traced now (truthy: a provider that may record spans is set).
 
         The onion asks this before each call and leaves the layer out when it says no, so a
-        toolkit with tracing off runs its calls as one without middleware.
+        toolkit with tracing off runs its calls as one without middleware. With no provider
+        given and none named by the environment, it reads OpenTelemetry's global provider slot
+        through one C-level call (``None`` until ``set_tracer_provider``), with no Python frame.
         """
-        if self._provider is None and self._from_environment is False:
-            provider = getattr(trace, "_TRACER_PROVIDER", _UNKNOWN)
-            if provider is None:  # none set, and none to load: the common case, kept cheap
-                return False
+        slot = getattr(trace, "_TRACER_PROVIDER", _UNKNOWN)
+        if tracer_provider is None and not self._from_environment and slot is not _UNKNOWN:
+            self.active = functools.partial(getattr, trace, "_TRACER_PROVIDER", None)
+
+    def _is_active(self) -> bool:
+        """Whether a provider that records spans is set (or given)."""
         return self._active_tracer() is not None
 
     def _global_provider(self) -> TracerProvider:
