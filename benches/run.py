@@ -1036,6 +1036,10 @@ def targets(results: list[Measurement]) -> list[Target]:
         r = ratio("tool_inline", case, t.FT_TOOL, t.FLOOR)
         if r is not None:
             out.append(Target(f"{case} inline sync tool call: ferrotool / floor", r, 1.5, False))
+        r = ratio("tool_inline", case, t.FT_TOOL_SYNC, t.FLOOR)
+        if r is not None:
+            limit = 1.1 if case == "S4" else 1.5
+            out.append(Target(f"{case} call_tool_sync: ferrotool / floor", r, limit, False))
     r = ratio("mcp_client", MCP_CLIENT_CASE, MCP_FERROTOOL, MCP_BARE)
     if r is not None:
         out.append(Target("MCP client per call: ferrotool / bare ClientSession", r, 1.2, False))

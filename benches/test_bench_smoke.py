@@ -249,6 +249,7 @@ def test_harness_quick_run(tmp_path: Any) -> None:
         for group in ("tool_async", "tool_inline", "tool_thread"):
             assert (group, case.name, t.FT_TOOL) in tool_rows
             assert (group, case.name, t.FLOOR) in tool_rows
+        assert ("tool_inline", case.name, t.FT_TOOL_SYNC) in tool_rows
     for size in v.BACKEND_SIZES:
         for impl in (run.VIEW_IMPL, run.VIEW_NAMES_IMPL):
             assert ("view_build", v.size_case(size), impl) in tool_rows

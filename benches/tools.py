@@ -40,6 +40,7 @@ MODES: tuple[Mode, ...] = ("async", "inline", "thread")
 # every mode (the group says which mode).
 FLOOR = "floor"
 FT_TOOL = "ferrotool call_tool"
+FT_TOOL_SYNC = "ferrotool call_tool_sync"
 PYDANTIC_AI = "pydantic-ai function_schema"
 AGENTS = "openai-agents on_invoke_tool"
 MCP = "mcp Tool.run"
@@ -187,6 +188,17 @@ def ferrotool_tool(mode: Mode) -> Builder:
         return Built(functools.partial(toolkit.call_tool, block), True, _ferrotool_outcome)
 
     return build
+
+
+def ferrotool_tool_sync(fn: Callable[..., Any], raw: str) -> Built:
+    """``toolkit.call_tool_sync(block)`` of the tool made by ``@tool(inline=True)``: no event
+    loop, the call runs to its result on the caller's thread.
+    """
+    item = ferrotool.tool(inline=True)(fn)
+    toolkit = ferrotool.Toolkit()
+    toolkit.register(item)
+    block = ferrotool.ToolUseBlock(_CALL_ID, item.name, raw)
+    return Built(functools.partial(toolkit.call_tool_sync, block), False, _ferrotool_outcome)
 
 
 def _ferrotool_outcome(result: ferrotool.ToolResultBlock) -> Outcome:
@@ -405,6 +417,8 @@ def implementations(mode: Mode) -> dict[str, Builder | str]:
     (the peer has no such mode).
     """
     out: dict[str, Builder | str] = {FLOOR: floor(mode), FT_TOOL: ferrotool_tool(mode)}
+    if mode == "inline":
+        out[FT_TOOL_SYNC] = ferrotool_tool_sync
     for name in _PEERS_BY_MODE[mode]:
         module, make = _PEERS[name]
         try:
