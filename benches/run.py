@@ -1054,10 +1054,10 @@ def targets(results: list[Measurement]) -> list[Target]:
         r = ratio("tool_inline", case, t.FT_TOOL, t.FLOOR)
         if r is not None:
             out.append(Target(f"{case} inline sync tool call: ferrotool / floor", r, 1.5, False))
-        r = ratio("tool_inline", case, t.FT_TOOL_SYNC, t.FLOOR)
+        r = ratio("tool_inline", case, t.FT_TOOL_SYNC, t.FT_DIRECT_RUN)
         if r is not None:
             limit = 1.1 if case == "S4" else 1.5
-            out.append(Target(f"{case} call_tool_sync: ferrotool / floor", r, limit, False))
+            out.append(Target(f"{case} call_tool_sync / its DirectCall.run", r, limit, False))
     for case in mem.CASES:
         r = ratio("tool_memory", case, mem.FERROTOOL, mem.PYDANTIC_AI)
         if r is not None:

@@ -32,6 +32,7 @@ import orjson
 
 import ferrotool
 from benches import cases as c
+from ferrotool._core import DirectCall
 
 Mode = Literal["async", "inline", "thread"]
 MODES: tuple[Mode, ...] = ("async", "inline", "thread")
@@ -41,6 +42,7 @@ MODES: tuple[Mode, ...] = ("async", "inline", "thread")
 FLOOR = "floor"
 FT_TOOL = "ferrotool call_tool"
 FT_TOOL_SYNC = "ferrotool call_tool_sync"
+FT_DIRECT_RUN = "ferrotool DirectCall.run"
 PYDANTIC_AI = "pydantic-ai function_schema"
 AGENTS = "openai-agents on_invoke_tool"
 MCP = "mcp Tool.run"
@@ -199,6 +201,21 @@ def ferrotool_tool_sync(fn: Callable[..., Any], raw: str) -> Built:
     toolkit.register(item)
     block = ferrotool.ToolUseBlock(_CALL_ID, item.name, raw)
     return Built(functools.partial(toolkit.call_tool_sync, block), False, _ferrotool_outcome)
+
+
+def ferrotool_direct_run(fn: Callable[..., Any], raw: str) -> Built:
+    """``direct.run(block)``: the Rust direct call `call_tool_sync` hands a plain sync tool's
+    call to (the route of a sync caller in the default view), called by itself; the floor of
+    `call_tool_sync`.
+    """
+    item = ferrotool.tool(inline=True)(fn)
+    toolkit = ferrotool.Toolkit()
+    toolkit.register(item)
+    block = ferrotool.ToolUseBlock(_CALL_ID, item.name, raw)
+    direct = toolkit.view().route(block, sync=True)
+    if not isinstance(direct, DirectCall):
+        raise TypeError(f"{item.name} has no direct call")
+    return Built(functools.partial(direct.run, block), False, _ferrotool_outcome)
 
 
 def _ferrotool_outcome(result: ferrotool.ToolResultBlock) -> Outcome:
@@ -419,6 +436,7 @@ def implementations(mode: Mode) -> dict[str, Builder | str]:
     out: dict[str, Builder | str] = {FLOOR: floor(mode), FT_TOOL: ferrotool_tool(mode)}
     if mode == "inline":
         out[FT_TOOL_SYNC] = ferrotool_tool_sync
+        out[FT_DIRECT_RUN] = ferrotool_direct_run
     for name in _PEERS_BY_MODE[mode]:
         module, make = _PEERS[name]
         try:
