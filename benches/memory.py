@@ -1,6 +1,6 @@
 """Memory per registered tool: ferrotool against pydantic-ai and the floor.
 
-Each figure comes from a fresh interpreter: it makes ``count`` distinct functions
+Each pair of figures comes from a fresh interpreter: it makes ``count`` distinct functions
 (`benches.tools.distinct_functions`, the "Register 1,000 distinct tools" case's shape), starts
 ``tracemalloc``, builds what holds them as tools, collects garbage and reads the bytes still
 traced. The bytes per tool are the slope from 1,000 to 4,000 tools,
@@ -42,6 +42,8 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 COUNTS: Final = (1000, 4000)
+QUICK_COUNTS: Final = (100, 400)
+"""The counts of a quick run (a smoke test of the harness)."""
 FRESH: Final = "registered"
 LISTED: Final = "registered, openai_chat tool list built once"
 CASES: Final = (FRESH, LISTED)
@@ -116,30 +118,31 @@ def traced_bytes(impl: str, case: str, count: int, top: int = 0) -> int:
     return size
 
 
-def measure_one(impl: str, case: str, count: int) -> int:
-    """`traced_bytes` in a fresh interpreter."""
+def measure_one(impl: str, case: str, counts: tuple[int, ...]) -> list[int]:
+    """`traced_bytes` for each count, in turn, in one fresh interpreter."""
     env = dict(os.environ)
     root = Path(__file__).resolve().parent.parent
     paths = (str(root / "python"), str(root), env.get("PYTHONPATH"))
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     done = subprocess.run(
-        [sys.executable, "-m", "benches.memory", "--one", impl, case, str(count)],
+        [sys.executable, "-m", "benches.memory", "--one", impl, case, *map(str, counts)],
         capture_output=True,
         text=True,
         check=True,
         env=env,
         cwd=root,
     )
-    return int(done.stdout.strip().splitlines()[-1])
+    return [int(line) for line in done.stdout.split()[-len(counts) :]]
 
 
-def per_tool(impl: str, case: str, runs: int = 1) -> list[float]:
-    """Bytes per tool, the slope from 1,000 to 4,000 tools, once per run."""
-    low, high = COUNTS
-    return [
-        (measure_one(impl, case, high) - measure_one(impl, case, low)) / (high - low)
-        for _ in range(runs)
-    ]
+def per_tool(impl: str, case: str, runs: int = 1, counts: tuple[int, int] = COUNTS) -> list[float]:
+    """Bytes per tool, the slope between the two counts (1,000 and 4,000 tools), once per run."""
+    low, high = counts
+    slopes = []
+    for _ in range(runs):
+        at_low, at_high = measure_one(impl, case, counts)
+        slopes.append((at_high - at_low) / (high - low))
+    return slopes
 
 
 def available(impl: str) -> str | None:
@@ -153,10 +156,10 @@ def available(impl: str) -> str | None:
     return None
 
 
-def measure(runs: int = 1) -> dict[tuple[str, str], list[float]]:
+def measure(runs: int = 1, counts: tuple[int, int] = COUNTS) -> dict[tuple[str, str], list[float]]:
     """Bytes per tool of every available implementation, per case."""
     return {
-        (case, impl): per_tool(impl, case, runs)
+        (case, impl): per_tool(impl, case, runs, counts)
         for case in CASES
         for impl in IMPLS
         if available(impl) is None
@@ -167,11 +170,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=1, help="slopes per figure")
     parser.add_argument("--top", type=int, default=0, help="ferrotool's largest allocations")
-    parser.add_argument("--one", nargs=3, metavar=("IMPL", "CASE", "COUNT"), help=argparse.SUPPRESS)
+    parser.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        impl, case, count = args.one
-        print(traced_bytes(impl, case, int(count)))
+        impl, case, *counts = args.one
+        for count in counts:
+            print(traced_bytes(impl, case, int(count)))
         return 0
     if args.top:
         for case in CASES:
