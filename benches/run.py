@@ -69,6 +69,7 @@ from benches import cases as c
 from benches import engine as e
 from benches import imports as im
 from benches import mcp_bench as mb
+from benches import memory as mem
 from benches import sandbox as sb
 from benches import skills as sk
 from benches import tools as t
@@ -936,6 +937,25 @@ def bench_import_time(repeats: int, target_s: float) -> list[Measurement]:
     ]
 
 
+def bench_tool_memory(repeats: int, target_s: float) -> list[Measurement]:
+    """Bytes per registered tool, ferrotool against pydantic-ai and the floor (`benches.memory`).
+
+    One slope per figure (``loops`` is 1; the figure is in bytes, not microseconds): traced
+    allocations are the same run after run, so ``repeats`` does not apply. A quick run (repeats
+    shorter than 10 ms) measures from 100 to 400 tools instead of 1,000 to 4,000.
+    """
+    del repeats
+    counts = mem.QUICK_COUNTS if target_s < 0.01 else mem.COUNTS
+    for impl in mem.IMPLS:
+        problem = mem.available(impl)
+        if problem is not None:
+            _note("tool_memory", "all", impl, problem)
+    return [
+        Measurement("tool_memory", case, impl, 1, values)
+        for (case, impl), values in mem.measure(counts=counts).items()
+    ]
+
+
 # --- report ----------------------------------------------------------------------------------
 
 
@@ -1071,6 +1091,14 @@ def targets(results: list[Measurement]) -> list[Target]:
         r = ratio("tool_inline", case, t.FT_TOOL, t.FLOOR)
         if r is not None:
             out.append(Target(f"{case} inline sync tool call: ferrotool / floor", r, 1.5, False))
+        r = ratio("tool_inline", case, t.FT_TOOL_SYNC, t.FT_DIRECT_RUN)
+        if r is not None:
+            limit = 1.1 if case == "S4" else 1.5
+            out.append(Target(f"{case} call_tool_sync / its DirectCall.run", r, limit, False))
+    for case in mem.CASES:
+        r = ratio("tool_memory", case, mem.FERROTOOL, mem.PYDANTIC_AI)
+        if r is not None:
+            out.append(Target(f"memory per tool, {case}: ferrotool / pydantic-ai", r, 1.0, False))
     r = ratio("mcp_client", MCP_CLIENT_CASE, MCP_FERROTOOL, MCP_BARE)
     if r is not None:
         out.append(Target("MCP client per call: ferrotool / bare ClientSession", r, 1.2, False))
@@ -1259,6 +1287,11 @@ GROUP_TITLES = {
         None,
     ),
     "tool_schemas": ("Provider tool list of 100 registered tools, from the cache", None, None),
+    "tool_memory": (
+        "Memory per registered tool: traced bytes, slope from 1,000 to 4,000 tools",
+        None,
+        mem.FERROTOOL,
+    ),
     "view_build": (
         "Request view with 20 external tools over a registry of 10 to 100,000 tools",
         None,
@@ -1308,6 +1341,8 @@ GROUP_TITLES = {
     "sandbox": ("A command's start-up: plain spawn, the shell tool, the sandbox", sb.FLOOR, None),
     "import_time": ("Import in a fresh interpreter, against the dependencies", im.FLOOR, None),
 }
+# The figure's column header where it is not a time.
+FIGURE_LABELS = {"tool_memory": "bytes per tool"}
 # The base column's header where the base is not a floor.
 BASE_LABELS = {"batch_wait": "x one call"}
 # Groups whose ratio column is this median over ferrotool's (how many times slower a peer is),
@@ -1324,7 +1359,7 @@ def markdown(results: list[Measurement], info: dict[str, str], repeats: int) -> 
         if not rows and not notes:
             continue
         lines += [f"### {title}", ""]
-        header = ["case", "implementation", "median µs", "IQR"]
+        header = ["case", "implementation", FIGURE_LABELS.get(group, "median µs"), "IQR"]
         if base:
             header.append(BASE_LABELS.get(group, "x floor"))
         if ours:
@@ -1417,6 +1452,7 @@ BENCHES: dict[str, Callable[[int, float], list[Measurement]]] = {
     "tool_thread": bench_tool_thread,
     "tool_register": bench_tool_register,
     "tool_schemas": bench_tool_schemas,
+    "tool_memory": bench_tool_memory,
     "view_build": bench_view_build,
     "view_schemas": bench_view_schemas,
     "reset_tools": bench_reset_tools,

@@ -26,6 +26,7 @@ from benches import cases as c
 from benches import engine as e
 from benches import imports as im
 from benches import mcp_bench as mb
+from benches import memory as mem
 from benches import run
 from benches import sandbox as sb
 from benches import skills as sk
@@ -223,6 +224,15 @@ def test_distinct_tools_register() -> None:
 
 
 @pytest.mark.skipif(not t.HAS_PROVIDERS, reason="ferrotool.providers._definitions is not there yet")
+@pytest.mark.parametrize("case", mem.CASES)
+def test_memory_traces_each_holder(case: str) -> None:
+    figures = {impl: mem.traced_bytes(impl, case, 20) for impl in mem.IMPLS}
+    if mem.available(mem.PYDANTIC_AI) is not None:
+        del figures[mem.PYDANTIC_AI]
+    assert 0 < figures[mem.FLOOR] < figures[mem.FERROTOOL]
+    assert all(size > figures[mem.FLOOR] for impl, size in figures.items() if impl != mem.FLOOR)
+
+
 def test_schemas_of_registered_tools() -> None:
     toolkit = t.schema_toolkit(5)
     tools = toolkit.schemas("openai_chat")
@@ -250,10 +260,13 @@ def test_harness_quick_run(tmp_path: Any) -> None:
         for group in ("tool_async", "tool_inline", "tool_thread"):
             assert (group, case.name, t.FT_TOOL) in tool_rows
             assert (group, case.name, t.FLOOR) in tool_rows
+        assert ("tool_inline", case.name, t.FT_TOOL_SYNC) in tool_rows
     for size in v.BACKEND_SIZES:
         for impl in (run.VIEW_IMPL, run.VIEW_NAMES_IMPL):
             assert ("view_build", v.size_case(size), impl) in tool_rows
     assert ("reset_tools", run.MEMORY_CASE, run.RESET_ROUND_TRIP) in tool_rows
+    for memory_case in mem.CASES:
+        assert ("tool_memory", memory_case, mem.FERROTOOL) in tool_rows
     assert any(row["case"] == run.SCHEMAS_COLD for row in document["results"])
     targets = {target["name"] for target in document["targets"]}
     assert f"{run.VIEW_IMPL}: 100,000 tools / 10 tools" in targets

@@ -32,6 +32,7 @@ import orjson
 
 import ferrotool
 from benches import cases as c
+from ferrotool._core import DirectCall
 
 Mode = Literal["async", "inline", "thread"]
 MODES: tuple[Mode, ...] = ("async", "inline", "thread")
@@ -40,6 +41,8 @@ MODES: tuple[Mode, ...] = ("async", "inline", "thread")
 # every mode (the group says which mode).
 FLOOR = "floor"
 FT_TOOL = "ferrotool call_tool"
+FT_TOOL_SYNC = "ferrotool call_tool_sync"
+FT_DIRECT_RUN = "ferrotool DirectCall.run"
 PYDANTIC_AI = "pydantic-ai function_schema"
 AGENTS = "openai-agents on_invoke_tool"
 MCP = "mcp Tool.run"
@@ -187,6 +190,32 @@ def ferrotool_tool(mode: Mode) -> Builder:
         return Built(functools.partial(toolkit.call_tool, block), True, _ferrotool_outcome)
 
     return build
+
+
+def ferrotool_tool_sync(fn: Callable[..., Any], raw: str) -> Built:
+    """``toolkit.call_tool_sync(block)`` of the tool made by ``@tool(inline=True)``: no event
+    loop, the call runs to its result on the caller's thread.
+    """
+    item = ferrotool.tool(inline=True)(fn)
+    toolkit = ferrotool.Toolkit()
+    toolkit.register(item)
+    block = ferrotool.ToolUseBlock(_CALL_ID, item.name, raw)
+    return Built(functools.partial(toolkit.call_tool_sync, block), False, _ferrotool_outcome)
+
+
+def ferrotool_direct_run(fn: Callable[..., Any], raw: str) -> Built:
+    """``direct.run(block)``: the Rust direct call `call_tool_sync` hands a plain sync tool's
+    call to (the route of a sync caller in the default view), called by itself; the floor of
+    `call_tool_sync`.
+    """
+    item = ferrotool.tool(inline=True)(fn)
+    toolkit = ferrotool.Toolkit()
+    toolkit.register(item)
+    block = ferrotool.ToolUseBlock(_CALL_ID, item.name, raw)
+    direct = toolkit.view().route(block, sync=True)
+    if not isinstance(direct, DirectCall):
+        raise TypeError(f"{item.name} has no direct call")
+    return Built(functools.partial(direct.run, block), False, _ferrotool_outcome)
 
 
 def _ferrotool_outcome(result: ferrotool.ToolResultBlock) -> Outcome:
@@ -405,6 +434,9 @@ def implementations(mode: Mode) -> dict[str, Builder | str]:
     (the peer has no such mode).
     """
     out: dict[str, Builder | str] = {FLOOR: floor(mode), FT_TOOL: ferrotool_tool(mode)}
+    if mode == "inline":
+        out[FT_TOOL_SYNC] = ferrotool_tool_sync
+        out[FT_DIRECT_RUN] = ferrotool_direct_run
     for name in _PEERS_BY_MODE[mode]:
         module, make = _PEERS[name]
         try:

@@ -207,10 +207,10 @@ class DirectCall:
 
 @disjoint_base
 class ToolCaller:
-    """The base class of ``Toolkit`` and ``Registry``: ``call_tool`` itself.
+    """The base class of ``Toolkit`` and ``Registry``: ``call_tool`` and ``call_tool_sync``.
 
-    A plain tool's call goes straight to its `PendingCall`; every other call goes to the
-    pipeline bound with ``_bind``.
+    A plain tool's call goes straight to its `PendingCall` (a sync call: to its direct call's
+    ``run``); every other call goes to the pipeline bound with ``_bind``.
     """
 
     def __new__(cls, *_args: object, **_kwargs: object) -> Self: ...
@@ -224,6 +224,9 @@ class ToolCaller:
             RuntimeContext,
         ]
         | None = None,
+        *,
+        direct_sync: dict[str, DirectCall],
+        pipeline_sync: Callable[..., ToolResultBlock],
     ) -> None: ...
     def call_tool(
         self,
@@ -258,6 +261,32 @@ class ToolCaller:
         Raises:
             InjectionError: The tool needs a value the context lacks (a programming mistake).
             TypeError: The call's arguments are not JSON text.
+        """
+    def call_tool_sync(
+        self,
+        call: ToolUseBlock,
+        context: RuntimeContext | None = None,
+        *,
+        agent: object | None = None,
+        on_progress: ProgressSink | None = None,
+    ) -> ToolResultBlock:
+        """`call_tool` for sync code: a sync tool runs on the calling thread.
+
+        A plain sync tool's call runs right here; calls that need an event loop (async tools,
+        permission checks, timeouts, middleware) run in a fresh one through `anyio.run`; do
+        not call this from inside a running event loop.
+
+        Args:
+            call: The tool call.
+            context: The runtime context (user, session, typed values).
+            agent: The calling agent, for tools that ask for it.
+            on_progress: Receives this call's progress chunks, besides the toolkit's sinks.
+
+        Returns:
+            The call's result.
+
+        Raises:
+            TypeError: ``call`` is no call, or ``context`` no `RuntimeContext`.
         """
 
 @final

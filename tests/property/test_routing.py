@@ -2,11 +2,13 @@
 
 `ToolView.route` decides whether a call runs as its tool's Rust direct call or through the
 pipeline; every Python entry uses it. `Toolkit.call_tool` is a method of the Rust base class
-`ToolCaller`, which runs the default view's direct calls itself, without a Python frame. Here:
+`ToolCaller`, which runs the default view's direct calls itself, without a Python frame (and so
+does `Toolkit.call_tool_sync`, for a sync caller's direct calls). Here:
 
 * the Rust shortcut is taken exactly when the Python decision says so (no middleware, no result
   sink, no request config in the context, and the default view routes the call to a direct
-  call), and both give the same result, for generated toolkits, contexts and calls;
+  call), and both give the same result, for generated toolkits, contexts and calls; the same
+  for the sync entry, `call_tool_sync`, and the sync route;
 * a one-call batch gives the same result as `call_tool`;
 * a middleware that passes every call on changes no result, on every entry.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, cast
+from unittest.mock import patch
 
 import anyio
 from hypothesis import given, settings
@@ -40,7 +43,9 @@ from ferrotool import (
     tool,
 )
 from ferrotool._core import DirectCall, PendingCall
+from ferrotool._registry.registry import ToolSet
 from ferrotool._registry.view import ToolView
+from ferrotool._values.context import ProgressSink
 from ferrotool.testing import invalid_arguments, valid_arguments
 
 
@@ -205,6 +210,36 @@ def test_the_rust_shortcut_is_taken_exactly_when_the_route_is_direct(
     result = anyio.run(_finish, running)
     config = REQUEST if carries_config else None
     assert result == anyio.run(_finish, toolkit.view(config=config).call_tool(call, context))
+
+
+@settings(max_examples=300, deadline=None)
+@given(setups, calls, contexts)
+def test_the_sync_shortcut_is_taken_exactly_when_the_sync_route_is_direct(
+    setup: Setup, call: ToolUseBlock, context: RuntimeContext | None
+) -> None:
+    piped: list[ToolUseBlock] = []
+    through_pipeline = ToolSet._call_slow_sync
+
+    def counted(
+        toolset: ToolSet,
+        call: ToolUseBlock,
+        context: RuntimeContext | None,
+        agent: object | None,
+        on_progress: ProgressSink | None,
+    ) -> ToolResultBlock:
+        piped.append(call)
+        return through_pipeline(toolset, call, context, agent, on_progress)
+
+    with patch.object(ToolSet, "_call_slow_sync", counted):  # bound when the table is
+        toolkit = setup.toolkit()
+    result = toolkit.call_tool_sync(call, context)
+    carries_config = context is not None and ToolRequestConfig in context.values
+    routed = toolkit.view().route(call, sync=True)
+    expected = not setup.middleware and not carries_config and type(routed) is DirectCall
+    assert (not piped) == expected
+    config = REQUEST if carries_config else None
+    assert result == toolkit.view(config=config).call_tool_sync(call, context)
+    assert result == toolkit.snapshot().call_tool_sync(call, context)
 
 
 def _ruled(*rules: PermissionRule) -> ToolContextState:

@@ -18,7 +18,7 @@ from typing import Final, Literal, TypeAlias, final
 import orjson
 
 from ferrotool._core import provider_schema
-from ferrotool._values.json import JsonValue
+from ferrotool._values.json import JsonValue, dumps_kept
 from ferrotool._values.spec import ToolSpec
 from ferrotool.errors import StrictSchemaWarning
 
@@ -167,7 +167,7 @@ def tool_definition(
         }
         if spec.output_schema_json is not None:
             mcp["outputSchema"] = orjson.Fragment(spec.output_schema_json)
-        return ToolDefinition(format, name, False, orjson.dumps(mcp), ())
+        return ToolDefinition(format, name, False, dumps_kept(mcp), ())
     if format == "gemini":
         schema, changes, faithful = _transform(spec.parameters_json, "gemini")
         if wanted and not faithful:
@@ -177,7 +177,7 @@ def tool_definition(
             "description": description,
             "parameters": orjson.Fragment(schema),
         }
-        return ToolDefinition(format, name, False, orjson.dumps(declaration), changes)
+        return ToolDefinition(format, name, False, dumps_kept(declaration), changes)
     dialect = _STRICT_DIALECT.get(format)
     if dialect is None:
         raise ValueError(
@@ -213,7 +213,7 @@ def tool_definition(
         definition = {"name": name, "description": description, "input_schema": parameters}
         if applied:
             definition["strict"] = True
-    return ToolDefinition(format, name, applied, orjson.dumps(definition), changes)
+    return ToolDefinition(format, name, applied, dumps_kept(definition), changes)
 
 
 __all__ = [

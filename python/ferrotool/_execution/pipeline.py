@@ -61,7 +61,8 @@ from ferrotool._tools.base import AgentTool, ToolBase, ToolCallParam
 from ferrotool._tools.function import FunctionTool
 from ferrotool._values.calls import PermissionState, ResultSink, ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import EMPTY_CONTEXT, Emitter, ProgressSink, RuntimeContext
-from ferrotool._values.execution import DEFAULTS, ExecutionConfig
+from ferrotool._values.execution import DEFAULTS, UNSET, ExecutionConfig
+from ferrotool._values.json import dumps_kept
 from ferrotool.errors import InjectionError, RegistrationError, SuspendTool, ValidationError
 
 _EMPTY_ARGUMENTS: Final = "{}"
@@ -143,7 +144,7 @@ def compile_tool(
         RegistrationError: A method tool read from its class (register the object), or presets
             for a tool that cannot take them.
     """
-    presets = types.MappingProxyType(dict(presets or {}))
+    presets = types.MappingProxyType(dict(presets)) if presets else _NO_PRESETS
     origin = origin_of(item)
     function: FunctionTool[Any, Any] | None = None
     if isinstance(item, FunctionTool):
@@ -171,8 +172,9 @@ def compile_tool(
             invoke = Invoke.INLINE
     checks = isinstance(item, ToolBase) and _overrides(item, "check_permissions")
     declared = item.execution if isinstance(item, ToolBase) else None
-    own = ExecutionConfig(timeout=spec.timeout).over(declared)
-    execution = own.over(config.execution, DEFAULTS)
+    own = UNSET if spec.timeout is None else ExecutionConfig(timeout=spec.timeout)
+    own = own.over(declared)
+    execution = _merged(own, config.execution)
     if invoke is Invoke.INLINE and execution.timeout is not None:
         execution = dataclasses.replace(execution, timeout=None)  # nothing could enforce it
     tool = CompiledTool(
@@ -191,6 +193,18 @@ def compile_tool(
     if function is not None and _is_direct(tool, function):
         tool = dataclasses.replace(tool, direct=_direct(tool, function))
     return tool
+
+
+_NO_PRESETS: Final[Mapping[str, Any]] = types.MappingProxyType({})
+
+
+@functools.lru_cache(maxsize=256)
+def _merged(own: ExecutionConfig, toolkit: ExecutionConfig | None) -> ExecutionConfig:
+    """A tool's settings over the toolkit's and the defaults.
+
+    One value shared by every tool whose settings are alike (most set nothing), not one per tool.
+    """
+    return own.over(toolkit, DEFAULTS)
 
 
 def _is_direct(tool: CompiledTool, function: FunctionTool[Any, Any]) -> bool:
@@ -247,7 +261,7 @@ def _hide(schema: bytes, names: Mapping[str, object]) -> bytes:
     required = document.get("required")
     if isinstance(required, list):
         document["required"] = [k for k in required if k not in names]
-    return orjson.dumps(document)
+    return dumps_kept(document)
 
 
 def _merging_parser(base: ToolBase[Any], presets: Mapping[str, object]) -> Callable[[str], Any]:

@@ -124,14 +124,17 @@ _GLOB: Final = re.compile(r"[*?\[]")
 
 
 def merge_paths(defaults: tuple[str, ...], extra: Iterable[str]) -> tuple[str, ...]:
-    """The defaults followed by the extra entries not already there (extra entries add)."""
+    """The defaults followed by the extra entries not already there (extra entries add).
+
+    ``defaults`` itself when nothing is added: every tool that adds nothing shares one tuple.
+    """
     out = list(defaults)
     seen = {entry.lower() for entry in out}
     for entry in extra:
         if entry.lower() not in seen:
             seen.add(entry.lower())
             out.append(entry)
-    return tuple(out)
+    return defaults if len(out) == len(defaults) else tuple(out)
 
 
 def is_dangerous_path(

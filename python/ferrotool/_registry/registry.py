@@ -60,19 +60,28 @@ class ToolSet(_core.ToolCaller, ToolLists):
     def _use(self, table: Table) -> None:
         """Hold ``table`` from now on.
 
-        `call_tool` (the Rust base class) runs the default view's direct calls itself: the
-        answers of `ToolView.route` for the plain tools visible by default (`Table.direct`),
-        none when middleware must see every call. `tests/property/test_routing.py` checks
+        `call_tool` and `call_tool_sync` (the Rust base class) run the default view's direct
+        calls themselves: the answers of `ToolView.route` for the plain tools visible by
+        default (`Table.direct`, `Table.direct_sync` for a sync caller), none when middleware
+        must see every call. `tests/property/test_routing.py` checks
         that it takes this shortcut exactly when the route is direct.
         """
         self._table = table
         self._default_view = None
         onion = self._runner.onion
-        if onion is None:
-            self._bind(table.direct, ToolSet._call_slow)
-        else:  # a plain route goes through the onion in Rust, its core the direct calls
+        layered = None
+        if (
+            onion is not None
+        ):  # a plain route goes through the onion in Rust, its core the direct calls
             view = self._default_view = ToolSet.view(self)
-            self._bind(table.direct, ToolSet._call_slow, (onion, view.bare, EMPTY_CONTEXT))
+            layered = (onion, view.bare, EMPTY_CONTEXT)
+        self._bind(
+            table.direct,
+            ToolSet._call_slow,
+            layered,
+            direct_sync=table.direct_sync if onion is None else {},
+            pipeline_sync=ToolSet._call_slow_sync,
+        )
 
     # - lookup -
 
@@ -247,8 +256,9 @@ class ToolSet(_core.ToolCaller, ToolLists):
 
     # - calls -
 
-    # `call_tool` is the base class's (`_core.ToolCaller`): a plain tool's call goes from there
-    # straight to its Rust direct call; every other call comes back here.
+    # `call_tool` and `call_tool_sync` are the base class's (`_core.ToolCaller`): a plain
+    # tool's call goes from there straight to its Rust direct call; every other call comes
+    # back here.
 
     def _call_slow(
         self,
@@ -263,20 +273,14 @@ class ToolSet(_core.ToolCaller, ToolLists):
             call, context, agent=agent, on_progress=on_progress, on_result=on_result
         )
 
-    def call_tool_sync(
+    def _call_slow_sync(
         self,
         call: ToolUseBlock,
-        context: RuntimeContext | None = None,
-        *,
-        agent: object | None = None,
-        on_progress: ProgressSink | None = None,
+        context: RuntimeContext | None,
+        agent: object | None,
+        on_progress: ProgressSink | None,
     ) -> ToolResultBlock:
-        """`call_tool` for sync code: a sync tool runs on the calling thread.
-
-        Calls that need an event loop (async tools, permission checks, timeouts, middleware)
-        run in a fresh one through `anyio.run`; do not call this from inside a running event
-        loop.
-        """
+        """`call_tool_sync` for every call that is not a plain tool's: through the default view."""
         return self._view_for(context).call_tool_sync(
             call, context, agent=agent, on_progress=on_progress
         )

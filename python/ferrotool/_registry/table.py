@@ -58,18 +58,29 @@ class Table:
         members: The names of each group's tools (``basic``: the ungrouped ones).
         direct: The Rust direct calls of the tools `call_tool` may run without a Python frame:
             tools visible with every group at its default activation.
+        direct_sync: The same for `call_tool_sync`: the direct calls a sync caller runs.
         next_seq: The registration number of the next tool.
         derived: The names of the tools rebuilt from the groups (`DerivedTool`).
         caches: Values derived from the table.
     """
 
-    __slots__ = ("caches", "derived", "direct", "entries", "groups", "members", "next_seq")
+    __slots__ = (
+        "caches",
+        "derived",
+        "direct",
+        "direct_sync",
+        "entries",
+        "groups",
+        "members",
+        "next_seq",
+    )
 
     def __init__(self) -> None:
         self.entries: dict[str, CompiledTool] = {}
         self.groups: dict[str, ToolGroup] = {}
         self.members: dict[str, list[str]] = {}
         self.direct: dict[str, _core.DirectCall] = {}
+        self.direct_sync: dict[str, _core.DirectCall] = {}
         self.next_seq: int = 0
         self.derived: set[str] = set()
         self.caches: TableCaches = TableCaches()
@@ -81,6 +92,7 @@ class Table:
         table.groups = dict(self.groups)
         table.members = {group: list(names) for group, names in self.members.items()}
         table.direct = dict(self.direct)
+        table.direct_sync = dict(self.direct_sync)
         table.next_seq = self.next_seq
         table.derived = set(self.derived)
         return table
@@ -142,21 +154,25 @@ class Table:
         tool = self.entries.pop(name)
         self.unplace(tool)
         self.direct.pop(name, None)
+        self.direct_sync.pop(name, None)
         self.derived.discard(name)
         return tool
 
     def refresh_direct(self) -> None:
-        """Recompute `direct` after a change of the groups."""
+        """Recompute `direct` and `direct_sync` after a change of the groups."""
         self.direct.clear()  # in place: `call_tool` holds this very dict
+        self.direct_sync.clear()  # and `call_tool_sync` this one
         for tool in self.entries.values():
             self._direct(tool)
 
     def _direct(self, tool: CompiledTool) -> None:
-        direct = tool.direct_for(sync=False)
-        if direct is not None and self.visible_by_default(tool):
-            self.direct[tool.name] = direct
-        else:
-            self.direct.pop(tool.name, None)
+        visible = self.visible_by_default(tool)
+        for calls, sync in ((self.direct, False), (self.direct_sync, True)):
+            direct = tool.direct_for(sync)
+            if direct is not None and visible:
+                calls[tool.name] = direct
+            else:
+                calls.pop(tool.name, None)
 
     # - reads -
 

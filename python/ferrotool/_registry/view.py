@@ -522,9 +522,9 @@ class ToolView(ToolLists):
 
         A name the view does not resolve routes to its result (unknown, or not available).
         Every entry uses this decision: `call_tool`, `call_tool_sync`, batches and resumes
-        (`run_one`), and `Toolkit.call_tool`, whose Rust base class runs the default view's
-        direct calls itself (`ferrotool._core.ToolCaller`; `tests/property/test_routing.py`
-        checks the two agree). Middleware wraps whichever runs.
+        (`run_one`), and `Toolkit.call_tool` and `Toolkit.call_tool_sync`, whose Rust base
+        class runs the default view's direct calls itself (`ferrotool._core.ToolCaller`;
+        `tests/property/test_routing.py` checks the two agree). Middleware wraps whichever runs.
 
         Raises:
             TypeError: ``call`` is no call (a tool's name, say).

@@ -27,7 +27,6 @@ from typing import (
     runtime_checkable,
 )
 
-import orjson
 from typing_extensions import Unpack
 
 from ferrotool import _core
@@ -48,7 +47,7 @@ from ferrotool._schema.schema import DEFAULT_LIMITS, Limits, TypeSchema, type_sc
 from ferrotool._values.calls import ToolUseBlock
 from ferrotool._values.context import AgentState, Emitter, RuntimeContext
 from ferrotool._values.execution import ExecutionConfig
-from ferrotool._values.json import JsonValue
+from ferrotool._values.json import JsonValue, dumps_kept
 from ferrotool._values.spec import ToolSpec, check_tool_name
 from ferrotool.errors import SchemaError
 
@@ -337,7 +336,7 @@ class ToolBase(Generic[InputT]):
                 f"got {type(schema).__name__}"
             )
         try:
-            data = orjson.dumps(dict(schema))
+            data = dumps_kept(dict(schema))
         except TypeError as exc:  # nested past JSON's depth limit, or not JSON at all
             raise SchemaError(f"tool {name!r}: input_schema is not a JSON document: {exc}") from exc
         try:

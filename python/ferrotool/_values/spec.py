@@ -8,7 +8,7 @@ from typing import Final, final
 
 import orjson
 
-from ferrotool._values.json import JsonValue
+from ferrotool._values.json import JsonValue, dumps_kept
 
 TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """The tool-name rule the big model APIs enforce (OpenAI, Anthropic, Gemini): 1 to 64 of
@@ -114,7 +114,7 @@ class ToolSpec:
             return cls(
                 name=raw["name"],
                 description=raw["description"],
-                parameters_json=orjson.dumps(raw["parameters"]),
+                parameters_json=dumps_kept(raw["parameters"]),
                 read_only=raw["read_only"],
                 concurrency_safe=raw["concurrency_safe"],
                 external=raw["external"],
@@ -122,7 +122,7 @@ class ToolSpec:
                 mcp_server=raw["mcp_server"],
                 strict=raw["strict"],
                 timeout=raw["timeout"],
-                output_schema_json=None if output is None else orjson.dumps(output),
+                output_schema_json=None if output is None else dumps_kept(output),
             )
         except KeyError as missing:
             raise ValueError(f"tool spec is missing {missing}") from None

@@ -15,8 +15,10 @@
 //! the tool up in the default view's direct calls (bound by the subclass, `_bind`) and hands a
 //! plain tool's call to its direct call with no Python frame in between, when the call has no
 //! result sink and its context no request config (a view other than the default one); every
-//! other call goes to the pipeline the subclass binds, which routes it again. The property
-//! `tests/property/test_routing.py` checks this shortcut is taken exactly when the route says.
+//! other call goes to the pipeline the subclass binds, which routes it again. `call_tool_sync`
+//! does the same with the direct calls of a sync caller, running a plain sync tool's call to
+//! its result on the calling thread (`run`), and a sync pipeline for the rest. The property
+//! `tests/property/test_routing.py` checks these shortcuts are taken exactly when the route says.
 //!
 //! Invalid arguments give their error result here too (logged by `outcomes.report_invalid`).
 //! Whatever is not the common case goes back to the pipeline's own steps: arguments whose only
@@ -137,14 +139,15 @@ fn misuse(call: &Bound<'_, PyAny>, error: PyErr) -> PyErr {
     }
 }
 
-/// The error for a context that is not one (a dict of its fields, say), else `error` as it is.
+/// The error for a context passed to `entry` that is not one (a dict of its fields, say), else
+/// `error` as it is.
 #[cold]
-fn misused_context(context: &Bound<'_, PyAny>, error: PyErr) -> PyErr {
+fn misused_context(entry: &str, context: &Bound<'_, PyAny>, error: PyErr) -> PyErr {
     let py = context.py();
     let found = py
         .import(pyo3::intern!(py, "ferrotool._values.context"))
         .and_then(|module| {
-            module.call_method1(pyo3::intern!(py, "misused_context"), ("call_tool", context))
+            module.call_method1(pyo3::intern!(py, "misused_context"), (entry, context))
         });
     match found {
         Ok(found) if found.is_none() => error,
@@ -350,10 +353,11 @@ fn is_empty_text(raw: &Bound<'_, PyAny>) -> PyResult<bool> {
         .is_ok_and(|bytes| bytes.as_bytes().is_empty()))
 }
 
-/// The base class of `Toolkit` and `Registry`: `call_tool` itself.
+/// The base class of `Toolkit` and `Registry`: `call_tool` and `call_tool_sync` themselves.
 ///
-/// A call of a plain tool goes from here straight to its `PendingCall`, with no Python frame
-/// in between; every other call goes to the pipeline the subclass binds.
+/// A call of a plain tool goes from here straight to its `PendingCall` (or, for the sync
+/// entry, its direct call's run), with no Python frame in between; every other call goes to
+/// the pipeline the subclass binds.
 #[pyclass(module = "ferrotool._core", subclass, frozen)]
 pub(crate) struct ToolCaller {
     /// Where calls go; bound again whenever the subclass holds a new table. A lock, because a
@@ -371,6 +375,11 @@ struct Route {
     /// The toolkit's middleware, when it has some: a plain call goes through the onion here,
     /// its core the direct route.
     layered: Option<Layers>,
+    /// The direct calls of the plain tools `call_tool_sync` runs itself, by tool name.
+    direct_sync: Py<PyDict>,
+    /// The pipeline of every other sync call: `pipeline_sync(self, call, context, agent,
+    /// on_progress)`, a function of the subclass.
+    pipeline_sync: Option<Py<PyAny>>,
 }
 
 /// A toolkit's middleware, as `call_tool` runs its plain calls through it.
@@ -396,6 +405,56 @@ impl Layers {
     }
 }
 
+/// The half of a `Route` one entry uses: its direct calls and its pipeline.
+type Half = (Py<PyDict>, Option<Py<PyAny>>);
+
+impl ToolCaller {
+    /// The direct calls and the pipeline of the async entry (or of the sync one).
+    fn half(&self, py: Python<'_>, sync: bool) -> Half {
+        let route = self.route.lock().unwrap_or_else(PoisonError::into_inner);
+        let (direct, pipeline) = if sync {
+            (&route.direct_sync, &route.pipeline_sync)
+        } else {
+            (&route.direct, &route.pipeline)
+        };
+        (
+            direct.clone_ref(py),
+            pipeline.as_ref().map(|pipeline| pipeline.clone_ref(py)),
+        )
+    }
+}
+
+/// The error for a `ToolCaller` with no pipeline bound.
+fn unbound() -> PyErr {
+    PyRuntimeError::new_err(
+        "this ToolCaller has no pipeline bound (a subclass binds one with _bind)",
+    )
+}
+
+static RUNTIME_CONTEXT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// Whether a sync call with this context may take the plain route: the context is none, or a
+/// `RuntimeContext` without a request config. Anything else where the context goes is the
+/// `TypeError` saying how to build one (after the one for a call that is no call).
+fn sync_context_is_plain(
+    call: &Bound<'_, PyAny>,
+    context: Option<&Bound<'_, PyAny>>,
+) -> PyResult<bool> {
+    let Some(context) = context.filter(|context| !context.is_none()) else {
+        return Ok(true);
+    };
+    let py = context.py();
+    let class = RUNTIME_CONTEXT.import(py, "ferrotool._values.context", "RuntimeContext")?;
+    if !context.is_instance(class)? {
+        let error = PyTypeError::new_err("call_tool_sync takes a RuntimeContext as its context");
+        return Err(misuse(
+            call,
+            misused_context("call_tool_sync", context, error),
+        ));
+    }
+    Ok(!carries_request_config(context)?)
+}
+
 static REQUEST_CONFIG: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Whether a call's context carries a request config (its view is not the default one).
@@ -416,7 +475,7 @@ fn carries_config(call: &Bound<'_, PyAny>, context: Option<&Bound<'_, PyAny>>) -
         None => Ok(false),
         Some(context) if context.is_none() => Ok(false),
         Some(context) => carries_request_config(context)
-            .map_err(|error| misuse(call, misused_context(context, error))),
+            .map_err(|error| misuse(call, misused_context("call_tool", context, error))),
     }
 }
 
@@ -454,21 +513,26 @@ impl ToolCaller {
                 direct: PyDict::new(py).unbind(),
                 pipeline: None,
                 layered: None,
+                direct_sync: PyDict::new(py).unbind(),
+                pipeline_sync: None,
             }),
         }
     }
 
     /// Routes calls from now on: plain tools' calls to their direct calls in `direct`, every
-    /// other call to `pipeline`; with `layered` (the toolkit's middleware as an `Onion`, the
-    /// function that runs a call that is no plain tool's without middleware, and the empty
-    /// context), every call whose route is plain goes through the onion first.
-    #[pyo3(signature = (direct, pipeline, layered=None))]
+    /// other call to `pipeline`, sync calls alike to `direct_sync` and `pipeline_sync`; with
+    /// `layered` (the toolkit's middleware as an `Onion`, the function that runs a call that is
+    /// no plain tool's without middleware, and the empty context), every async call whose
+    /// route is plain goes through the onion first.
+    #[pyo3(signature = (direct, pipeline, layered=None, *, direct_sync, pipeline_sync))]
     fn _bind(
         &self,
         py: Python<'_>,
         direct: Py<PyDict>,
         pipeline: Py<PyAny>,
         layered: Option<(Py<Onion>, Py<PyAny>, Py<PyAny>)>,
+        direct_sync: Py<PyDict>,
+        pipeline_sync: Py<PyAny>,
     ) -> PyResult<()> {
         let layered = match layered {
             Some((onion, bare, empty)) => {
@@ -489,6 +553,8 @@ impl ToolCaller {
             direct,
             pipeline: Some(pipeline),
             layered,
+            direct_sync,
+            pipeline_sync: Some(pipeline_sync),
         };
         Ok(())
     }
@@ -558,14 +624,41 @@ impl ToolCaller {
             }
         }
         let Some(pipeline) = pipeline else {
-            return Err(PyRuntimeError::new_err(
-                "this ToolCaller has no pipeline bound (a subclass binds one with _bind)",
-            ));
+            return Err(unbound());
         };
         pipeline
             .bind(py)
             .call1((slf, call, context, agent, on_progress, on_result))
             .map(Bound::unbind)
+    }
+
+    /// `call_tool` for sync code: a plain sync tool's call runs here, on the calling thread,
+    /// with no Python frame in between; every other call goes to the sync pipeline.
+    #[pyo3(signature = (call, context=None, *, agent=None, on_progress=None))]
+    fn call_tool_sync<'py>(
+        slf: &Bound<'py, Self>,
+        call: &Bound<'py, PyAny>,
+        context: Option<&Bound<'py, PyAny>>,
+        agent: Option<&Bound<'py, PyAny>>,
+        on_progress: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let (direct, pipeline) = slf.get().half(py, true);
+        if sync_context_is_plain(call, context)? {
+            let name = field(call, Field::Name)?;
+            // A name no dict can hold (unhashable) is no plain tool's: the pipeline answers it.
+            if let Ok(Some(direct)) = direct.bind(py).get_item(&name)
+                && let Ok(direct) = direct.cast::<DirectCall>()
+            {
+                return direct.get().run(call);
+            }
+        }
+        let Some(pipeline) = pipeline else {
+            return Err(unbound());
+        };
+        pipeline
+            .bind(py)
+            .call1((slf, call, context, agent, on_progress))
     }
 }
 
