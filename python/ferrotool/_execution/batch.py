@@ -29,7 +29,6 @@ goes on as itself, never inside an exception group.
 from __future__ import annotations
 
 import contextlib
-import functools
 import sys
 from collections.abc import (
     AsyncIterator,
@@ -41,7 +40,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol, TypeVar, cast, final
+from typing import TYPE_CHECKING, Final, Protocol, cast, final
 
 import anyio
 
@@ -240,16 +239,13 @@ async def run_batch(
     base = host.scope(calls[0], context, agent, progress, config, approved)
     batch = _Batch(calls, host.runs(base), on_event, runner.calls)
     width = runner.execution if config is None else config.over(runner.execution)
-    safe = _by_name(host.concurrency_safe)
-    immediate = _by_name(functools.partial(host.immediate, execution=config))
+    planned = _plan(host, calls, config, parallel)
     try:
-        for slot in slots(calls, safe, parallel):
-            if len(slot) == 1:
+        for slot, direct in planned:
+            if direct is not None:
+                await batch.at_once(slot, direct)
+            elif len(slot) == 1:
                 await batch.alone(slot[0])
-                continue
-            direct = [immediate(calls[index].name) for index in slot]
-            if all(direct):
-                await batch.at_once(slot, cast("list[_core.DirectCall]", direct))
             else:
                 await batch.together(slot, min(len(slot), width.max_concurrency or 1))
     except BaseException:
@@ -330,19 +326,22 @@ class _Batch:
 
     async def at_once(self, slot: list[int], direct: list[_core.DirectCall]) -> None:
         """Run the calls of ``slot``, none of which yields, by their direct calls, in turn."""
-        calls = self.calls
+        calls, results, emit = self.calls, self.results, self.emit
         async with _held(self.limiter):
             for index, run in zip(slot, direct, strict=True):
                 call = calls[index]
-                if self.emit is not None:
-                    self.emit(ToolCallStarted(call))
+                if emit is not None:
+                    emit(ToolCallStarted(call))
                 try:
                     result = run.run(call)
                 except (InjectionError, NotJsonText):
                     raise
                 except Exception as exc:
                     result = outcomes.step_failed(call, "call", exc)
-                self._record(index, call, result)
+                if result.state is _RUNNING or emit is not None:
+                    self._record(index, call, result)
+                else:  # a direct call's result: stamped with its call, final, waiting for nothing
+                    results[index] = result
 
     async def together(self, slot: list[int], width: int) -> None:
         """Run the calls of ``slot`` on ``width`` workers.
@@ -406,7 +405,6 @@ class _Batch:
 
 
 _RUNNING: Final = ToolResultState.RUNNING
-_T = TypeVar("_T")
 
 
 def check_calls(calls: Iterable[ToolUseBlock]) -> tuple[ToolUseBlock, ...]:
@@ -437,6 +435,13 @@ def check_calls(calls: Iterable[ToolUseBlock]) -> tuple[ToolUseBlock, ...]:
             f"got {type(calls).__name__} {calls!r:.40}"
         )
     calls = tuple(calls)
+    for call in calls:
+        if type(call) is not ToolUseBlock or type(call.id) is not str:
+            break
+        if type(call.arguments) is not str:
+            break
+    else:  # every call a plain `ToolUseBlock` with a string id and JSON text: the usual case
+        return calls
     for index, call in enumerate(calls):
         if not isinstance(call, ToolUseBlock):
             raise TypeError(
@@ -472,20 +477,47 @@ async def _held(limiter: anyio.CapacityLimiter) -> AsyncIterator[None]:
         limiter.release_on_behalf_of(borrower)
 
 
-def _by_name(answer: Callable[[str], _T]) -> Callable[[str], _T]:
-    """``answer``, asked once per name of a batch (most batches call few tools)."""
-    answers: dict[object, _T] = {}
+def _plan(
+    host: BatchHost,
+    calls: tuple[ToolUseBlock, ...],
+    config: ExecutionConfig | None,
+    parallel: bool,
+) -> list[tuple[list[int], list[_core.DirectCall] | None]]:
+    """The slots of `slots`, each with the on-the-spot direct calls of its calls, if any.
 
-    def asked(name: str) -> _T:
+    A slot of two or more calls that all have one (`BatchHost.immediate`) carries them; any
+    other slot ``None``. One pass, asking the host once per name of the batch (most batches
+    call few tools).
+    """
+    kinds: dict[object, tuple[bool, _core.DirectCall | None]] = {}
+    planned: list[tuple[list[int], list[_core.DirectCall] | None]] = []
+    run: list[int] = []
+    direct: list[_core.DirectCall] | None = []
+    for index, call in enumerate(calls):
+        name = call.name
         try:
-            return answers[name]
-        except KeyError:
-            answers[name] = found = answer(name)
-            return found
+            kind = kinds.get(name)
         except TypeError:  # an unhashable name (a model's mistake): asked as it is
-            return answer(name)
-
-    return asked
+            kind = None
+        if kind is None:
+            kind = (host.concurrency_safe(name), host.immediate(name, config))
+            with contextlib.suppress(TypeError):
+                kinds[name] = kind
+        if parallel and kind[0]:
+            run.append(index)
+            if direct is not None:
+                if kind[1] is None:
+                    direct = None
+                else:
+                    direct.append(kind[1])
+            continue
+        if run:
+            planned.append((run, direct if len(run) > 1 else None))
+            run, direct = [], []
+        planned.append(([index], None))
+    if run:
+        planned.append((run, direct if len(run) > 1 else None))
+    return planned
 
 
 def _ignore(event: ToolEvent) -> None:
