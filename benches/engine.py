@@ -535,9 +535,7 @@ def middleware_implementations() -> tuple[dict[str, t.Built], dict[str, str], Dr
         return int(await nxt(call, context))
 
     impls[MW_HAND_CORE] = t.Built(functools.partial(core, MW_CALL, None), True, _read_int)
-    impls[MW_HAND_LAYER] = t.Built(
-        functools.partial(layer, MW_CALL, None, core), True, _read_int
-    )
+    impls[MW_HAND_LAYER] = t.Built(functools.partial(layer, MW_CALL, None, core), True, _read_int)
     missing: dict[str, str] = {}
     exporter = DroppingExporter()
     try:
