@@ -48,6 +48,16 @@ class Swapper:
             exchange(self.first, self.second)
             self.swaps += 1
 
+    def assert_raced(self, worked: int, total: int) -> None:
+        """Check the race was real: many swaps, and some calls worked between them.
+
+        The share that works depends on how the two shared cores are scheduled (a busy
+        machine gives the swapping thread most of them, and 8% of loads worked in one run),
+        so the floor is one call in a hundred: enough to show the calls were not all refused.
+        """
+        assert self.swaps > 100, f"only {self.swaps} swaps: the race did not run"
+        assert worked > total // 100, f"{worked} of {total} worked: the calls never got through"
+
     def __enter__(self) -> Swapper:
         self._thread.start()
         return self

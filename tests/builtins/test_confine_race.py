@@ -137,5 +137,4 @@ def test_swapped_folder_never_leads_outside(layout: tuple[Path, Path], opener: i
     assert not leaked, f"{summary}; the first: {leaked[0][:200]}"
     assert not changed, summary
     assert len(results) == len(calls)
-    assert swapper.swaps > 100  # the race really ran
-    assert succeeded > len(calls) // 10  # and the calls really worked between the swaps
+    swapper.assert_raced(succeeded, len(calls))

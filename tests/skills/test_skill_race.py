@@ -93,5 +93,4 @@ def test_swapped_skill_folder_never_leads_outside(
     assert not raised, f"{summary}; the first raised: {raised[0]!r}"
     assert not leaked, summary
     assert len(results) == opener
-    assert swapper.swaps > 100  # the race really ran
-    assert loaded > opener // 10  # and the loads really worked between the swaps
+    swapper.assert_raced(loaded, opener)
