@@ -1,5 +1,6 @@
 //! `ferrotool._core`: the only place where `PyO3` appears.
 mod call;
+mod caller;
 mod convert;
 mod derive;
 mod dialect;
@@ -7,6 +8,7 @@ mod errors;
 mod ffi;
 mod instance;
 mod onion;
+mod route;
 mod schema_validator;
 mod typed;
 
@@ -25,7 +27,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<typed::TypedValidator>()?;
     m.add_class::<schema_validator::PySchemaValidator>()?;
     m.add_class::<call::DirectCall>()?;
-    m.add_class::<call::ToolCaller>()?;
+    m.add_class::<caller::ToolCaller>()?;
     m.add("PendingCall", call::pending_call_type(m.py())?)?;
     m.add_class::<onion::Onion>()?;
     m.add_class::<onion::NextLayer>()?;

@@ -14,8 +14,8 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use crate::call::{awaitable_iter, plain_direct};
 use crate::ffi::pending::{self, PendingType, Plan, Started};
+use crate::route::plain_direct;
 
 /// A toolkit's middleware, composed once (see the module's documentation).
 #[pyclass(module = "ferrotool._core", frozen)]
@@ -216,13 +216,7 @@ impl Plan for Layered {
         let layers = self.layers.bind(py);
         let next = next_after(py, &self.layers, 0, &self.rest)?;
         let outermost = layers.get_item(0)?;
-        match outermost.call1((call, self.context.bind(py), next)) {
-            Ok(value) => match awaitable_iter(value) {
-                Ok(iterator) => Ok(Started::Drive(iterator)),
-                Err(error) => Ok(Started::Finished(self.failed(call, error)?)),
-            },
-            Err(error) => Ok(Started::Finished(self.failed(call, error)?)),
-        }
+        self.awaiting(call, outermost.call1((call, self.context.bind(py), next)))
     }
 
     /// A `ToolResultBlock` that is not `RUNNING` is the call's result as it is; anything else

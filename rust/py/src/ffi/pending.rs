@@ -47,6 +47,19 @@ pub(crate) trait Plan: PyClass<Frozen = True> + Sync {
     /// The result of a call whose tool raised `error` (or was cancelled); raises what must not
     /// become a result.
     fn failed<'py>(&self, call: &Bound<'py, PyAny>, error: PyErr) -> PyResult<Bound<'py, PyAny>>;
+
+    /// The first step of a call whose tool (or layer) was called for an awaitable: its
+    /// iterator to drive, or the result of the call having raised (or given no awaitable).
+    fn awaiting<'py>(
+        &self,
+        call: &Bound<'py, PyAny>,
+        called: PyResult<Bound<'py, PyAny>>,
+    ) -> PyResult<Started<'py>> {
+        match called.and_then(awaitable_iter) {
+            Ok(iterator) => Ok(Started::Drive(iterator)),
+            Err(error) => Ok(Started::Finished(self.failed(call, error)?)),
+        }
+    }
 }
 
 /// The `PendingCall` type of one plan type, created once per interpreter.
@@ -602,3 +615,22 @@ fn create_pending_type<P: Plan>(py: Python<'_>) -> PyResult<Py<PyType>> {
         Ok(class.cast_into::<PyType>()?.unbind())
     }
 }
+
+/// The iterator behind an awaitable: a coroutine drives itself, anything else through
+/// `__await__`.
+fn awaitable_iter(value: Bound<'_, PyAny>) -> PyResult<Bound<'_, PyAny>> {
+    let py = value.py();
+    let coroutine = COROUTINE_TYPE.get_or_try_init(py, || {
+        py.import("types")?
+            .getattr("CoroutineType")?
+            .cast_into::<PyType>()
+            .map(Bound::unbind)
+            .map_err(PyErr::from)
+    })?;
+    if value.get_type().is(coroutine.bind(py)) {
+        return Ok(value);
+    }
+    value.call_method0(pyo3::intern!(py, "__await__"))
+}
+
+static COROUTINE_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
