@@ -68,6 +68,8 @@ ERROR: Final = ToolResultState.ERROR
 EMPTY: Final[Mapping[str, JsonValue]] = types.MappingProxyType({})
 _tuple_new: Final = tuple.__new__
 _SUGGESTION_SCAN: Final = 2000
+RESULT_KEY: Final = "result"
+"""The key of a wrapped structured value (``{"result": <value>}``)."""
 
 
 def result(
@@ -436,7 +438,9 @@ def convert(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResult
     state (see `final`; stamped with the call); content blocks are the output; anything else
     is made JSON (records, dicts, lists, numbers, datetimes, UUIDs, enums, pydantic
     models...), the text being the JSON and `ToolResultBlock.structured` the value. A value
-    with no JSON form is sent as its ``str()``. Never raises: a value that cannot become a
+    with no JSON form is sent as its ``str()``. A tool whose output schema wraps its value
+    (`CompiledTool.wraps_output`) has ``{"result": <value>}`` as the structured value of any
+    return value but a result or content blocks. Never raises: a value that cannot become a
     result (a converter that raises included) gives an error result naming the
     ``conversion`` step.
     """
@@ -450,6 +454,35 @@ def _convert(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResul
     function = tool.function
     if function is not None and function.converter is not None:
         value = function.converter(value)
+    if tool.wraps_output:
+        return _wrapped(call, value)
+    return _value_result(call, value)
+
+
+def _wrapped(call: ToolUseBlock, value: object) -> ToolResultBlock:
+    """The result of a value, its structured value wrapped as ``{"result": <value>}``."""
+    if value is None:
+        return result(call, DONE, SUCCESS, EMPTY, {RESULT_KEY: None})
+    if isinstance(value, str):
+        text = str(value)
+        return result(call, text, SUCCESS, EMPTY, {RESULT_KEY: text})
+    block = _value_result(call, value)
+    if block.structured is None or type(value) is ToolResultBlock:
+        return block
+    return _tuple_new(
+        ToolResultBlock,
+        (
+            block.id,
+            block.name,
+            block.output,
+            block.state,
+            block.metadata,
+            {RESULT_KEY: block.structured},
+        ),
+    )
+
+
+def _value_result(call: ToolUseBlock, value: object) -> ToolResultBlock:
     kind = type(value)
     if kind is str:
         return result(call, cast("str", value), SUCCESS)

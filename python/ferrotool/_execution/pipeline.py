@@ -187,6 +187,7 @@ def compile_tool(
         invoke=invoke,
         own_execution=own,
         execution=execution,
+        wraps_output=isinstance(item, ToolBase) and item.output_wrapped,
     )
     if function is not None and _is_direct(tool, function):
         tool = dataclasses.replace(tool, direct=_direct(tool, function))
