@@ -6,7 +6,7 @@ import json
 import os
 
 import anyio
-import jsonschema
+import jsonschema_rs
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
@@ -53,7 +53,9 @@ def test_the_listing_has_an_object_output_schema_for_every_typed_result() -> Non
     for name, schema in schemas.items():
         if name != "greet":
             assert schema["type"] == "object", name
-            jsonschema.Draft202012Validator.check_schema(schema)
+            jsonschema_rs.meta.validate(
+                {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+            )
     assert schemas["double"] == {
         "type": "object",
         "properties": {"result": {"type": "integer"}},
@@ -86,4 +88,4 @@ async def test_each_structured_value_matches_its_listed_schema(
     server = McpToolServer(toolkit())
     listed = json.loads(server.registry.view().schemas_json("mcp"))
     schema = next(tool["outputSchema"] for tool in listed if tool["name"] == name)
-    jsonschema.validate(expected, schema)
+    jsonschema_rs.validate(schema, expected)

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Final, cast
 
 import pydantic_core
@@ -482,6 +482,38 @@ def _wrapped(call: ToolUseBlock, value: object) -> ToolResultBlock:
     )
 
 
+class Boxed:
+    """A return value kept from the direct call's own conversion of ``str``, ``int`` and ``None``.
+
+    That conversion knows nothing of wrapping: `convert_boxed` unboxes and converts the value.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+
+def boxing(function: Callable[..., object], *, awaits: bool) -> Callable[..., object]:
+    """``function`` returning its value in a `Boxed` (awaited first when ``awaits``)."""
+    if awaits:
+
+        async def boxed_async(*args: object, **kwargs: object) -> Boxed:
+            return Boxed(await cast("Awaitable[object]", function(*args, **kwargs)))
+
+        return boxed_async
+
+    def boxed(*args: object, **kwargs: object) -> Boxed:
+        return Boxed(function(*args, **kwargs))
+
+    return boxed
+
+
+def convert_boxed(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResultBlock:
+    """`convert` of a value `boxing` returned."""
+    return convert(tool, call, value.value if type(value) is Boxed else value)
+
+
 def _value_result(call: ToolUseBlock, value: object) -> ToolResultBlock:
     kind = type(value)
     if kind is str:
@@ -543,9 +575,13 @@ __all__ = [
     "DONE",
     "EMPTY",
     "ERROR",
+    "RESULT_KEY",
     "STEPS",
     "SUCCESS",
+    "Boxed",
+    "boxing",
     "convert",
+    "convert_boxed",
     "failed",
     "final",
     "interrupted",

@@ -212,13 +212,19 @@ def _is_direct(tool: CompiledTool, function: FunctionTool[Any, Any]) -> bool:
 
 
 def _direct(tool: CompiledTool, function: FunctionTool[Any, Any]) -> _core.DirectCall:
+    awaits = tool.invoke is Invoke.AWAIT
+    target: Callable[..., object] = function.function
+    convert = outcomes.convert
+    if tool.wraps_output:  # the direct call converts str, int and None itself, unwrapped
+        target = outcomes.boxing(target, awaits=awaits)
+        convert = outcomes.convert_boxed
     return _core.DirectCall(
         function.schema.validator,
-        function.function,
-        awaits=tool.invoke is Invoke.AWAIT,
+        target,
+        awaits=awaits,
         retry=functools.partial(retry_without_nulls, tool),
         failed=outcomes.raised,
-        convert=functools.partial(outcomes.convert, tool),
+        convert=functools.partial(convert, tool),
     )
 
 

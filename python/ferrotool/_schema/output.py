@@ -123,19 +123,23 @@ def return_output(
         return None
     if option is not None and option is not True:
         return declared_output(option, label)
-    hints = function_hints(target, name)
-    if hints is None:
-        hints = resolve_hints(target, name)
-    annotation = hints.get("return", object)
     if option is True:
+        annotation = _return_annotation(target, name)
         output = type_output(annotation, label)
         if output is None:
             raise SchemaError(f"{label}: the return type {annotation!r} has no output schema")
         return output
     try:
-        return type_output(annotation, label)
+        return type_output(_return_annotation(target, name), label)
     except SchemaError:
         return None
+
+
+def _return_annotation(target: object, name: str) -> object:
+    hints = function_hints(target, name)
+    if hints is None:
+        hints = resolve_hints(target, name)
+    return hints.get("return", object)
 
 
 def _bare(tp: object) -> object:
