@@ -461,25 +461,23 @@ def _convert(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResul
 
 def _wrapped(call: ToolUseBlock, value: object) -> ToolResultBlock:
     """The result of a value, its structured value wrapped as ``{"result": <value>}``."""
+    kind = type(value)
+    if kind is int:
+        number = cast("int", value)
+        if _printable(number):
+            return result(call, str(number), SUCCESS, EMPTY, {RESULT_KEY: number})
     if value is None:
         return result(call, DONE, SUCCESS, EMPTY, {RESULT_KEY: None})
     if isinstance(value, str):
         text = str(value)
         return result(call, text, SUCCESS, EMPTY, {RESULT_KEY: text})
-    block = _value_result(call, value)
-    if block.structured is None or type(value) is ToolResultBlock:
-        return block
-    return _tuple_new(
-        ToolResultBlock,
-        (
-            block.id,
-            block.name,
-            block.output,
-            block.state,
-            block.metadata,
-            {RESULT_KEY: block.structured},
-        ),
-    )
+    if (
+        kind is ToolResultBlock
+        or isinstance(value, CONTENT_TYPES)
+        or (isinstance(value, (list, tuple)) and value and isinstance(value[0], CONTENT_TYPES))
+    ):
+        return _value_result(call, value)
+    return _json_result(call, value, wrap=True)
 
 
 class Boxed:
@@ -510,8 +508,11 @@ def boxing(function: Callable[..., object], *, awaits: bool) -> Callable[..., ob
 
 
 def convert_boxed(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResultBlock:
-    """`convert` of a value `boxing` returned."""
-    return convert(tool, call, value.value if type(value) is Boxed else value)
+    """`convert` of a value `boxing` returned, for a direct call (a tool with no converter)."""
+    try:
+        return _wrapped(call, value.value if type(value) is Boxed else value)
+    except Exception as exc:
+        return step_failed(call, "conversion", exc)
 
 
 def _value_result(call: ToolUseBlock, value: object) -> ToolResultBlock:
@@ -555,7 +556,7 @@ def _printable(value: int) -> bool:
 _PRINTABLE_BITS: Final = 14_000  # about 4,214 decimal digits: under the default limit of 4,300
 
 
-def _json_result(call: ToolUseBlock, value: object) -> ToolResultBlock:
+def _json_result(call: ToolUseBlock, value: object, *, wrap: bool = False) -> ToolResultBlock:
     asdict = getattr(value, "_asdict", None)
     if isinstance(value, tuple) and callable(asdict):
         value = asdict()  # a named tuple reads best as an object
@@ -567,7 +568,9 @@ def _json_result(call: ToolUseBlock, value: object) -> ToolResultBlock:
     try:
         structured = cast("JsonValue", pydantic_core.from_json(data))
     except ValueError:  # an int of more digits than Python reads back: the text holds it
-        structured = None
+        return result(call, data.decode(), SUCCESS)
+    if wrap:
+        structured = {RESULT_KEY: structured}
     return result(call, data.decode(), SUCCESS, EMPTY, structured)
 
 

@@ -215,9 +215,11 @@ def _direct(tool: CompiledTool, function: FunctionTool[Any, Any]) -> _core.Direc
     awaits = tool.invoke is Invoke.AWAIT
     target: Callable[..., object] = function.function
     convert = outcomes.convert
-    if tool.wraps_output:  # the direct call converts str, int and None itself, unwrapped
-        target = outcomes.boxing(target, awaits=awaits)
+    if tool.wraps_output:
         convert = outcomes.convert_boxed
+        if not _arrays(tool.spec.output_schema_json):
+            # The direct call converts str, int and None itself, knowing nothing of wrapping.
+            target = outcomes.boxing(target, awaits=awaits)
     return _core.DirectCall(
         function.schema.validator,
         target,
@@ -226,6 +228,15 @@ def _direct(tool: CompiledTool, function: FunctionTool[Any, Any]) -> _core.Direc
         failed=outcomes.raised,
         convert=functools.partial(convert, tool),
     )
+
+
+def _arrays(output_schema: bytes | None) -> bool:
+    """Whether a wrapped output schema's value is an array (never ``str``, ``int`` or ``None``)."""
+    if output_schema is None:
+        return False
+    schema = orjson.loads(output_schema)
+    inner = schema.get("properties", {}).get(outcomes.RESULT_KEY, {})
+    return isinstance(inner, dict) and inner.get("type") == "array"
 
 
 def origin_of(item: object) -> str:
