@@ -114,10 +114,17 @@ def _async_block(kit: Toolkit, name: str, calls: int) -> Callable[[], float]:
     return lambda: anyio.run(timed)
 
 
-def median(block: Callable[[], float], repeats: int) -> float:
-    """The median per-call time of ``repeats`` blocks (after one warm-up block)."""
-    block()
-    return statistics.median(block() for _ in range(repeats))
+def medians(
+    text: Callable[[], float], structured: Callable[[], float], repeats: int
+) -> tuple[float, float]:
+    """The median per-call times of ``repeats`` blocks of each, interleaved (after a warm-up)."""
+    text()
+    structured()
+    texts, structureds = [], []
+    for _ in range(repeats):
+        texts.append(text())
+        structureds.append(structured())
+    return statistics.median(texts), statistics.median(structureds)
 
 
 def measure(calls: int, repeats: int) -> list[tuple[str, float, float, float]]:
@@ -126,8 +133,11 @@ def measure(calls: int, repeats: int) -> list[tuple[str, float, float, float]]:
     rows = []
     for case in CASES:
         for kind, make in (("sync", _sync_block), ("async", _async_block)):
-            text = median(make(kit, f"{case}_{kind}_text", calls), repeats)
-            structured = median(make(kit, f"{case}_{kind}_structured", calls), repeats)
+            text, structured = medians(
+                make(kit, f"{case}_{kind}_text", calls),
+                make(kit, f"{case}_{kind}_structured", calls),
+                repeats,
+            )
             rows.append((f"{case} {kind}", text, structured, (structured / text - 1) * 100))
     return rows
 

@@ -480,37 +480,37 @@ def _wrapped(call: ToolUseBlock, value: object) -> ToolResultBlock:
     return _json_result(call, value, wrap=True)
 
 
-class Boxed:
-    """A return value kept from the direct call's own conversion of ``str``, ``int`` and ``None``.
-
-    That conversion knows nothing of wrapping: `convert_boxed` unboxes and converts the value.
-    """
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: object) -> None:
-        self.value = value
-
-
 def boxing(function: Callable[..., object], *, awaits: bool) -> Callable[..., object]:
-    """``function`` returning its value in a `Boxed` (awaited first when ``awaits``)."""
+    """``function`` returning its value in a 1-tuple (awaited first when ``awaits``).
+
+    The direct call converts ``str``, ``int`` and ``None`` itself and knows nothing of
+    wrapping; a boxed value reaches `convert_boxed` whatever it is.
+    """
     if awaits:
 
-        async def boxed_async(*args: object, **kwargs: object) -> Boxed:
-            return Boxed(await cast("Awaitable[object]", function(*args, **kwargs)))
+        async def boxed_async(*args: object, **kwargs: object) -> tuple[object]:
+            return (await cast("Awaitable[object]", function(*args, **kwargs)),)
 
         return boxed_async
 
-    def boxed(*args: object, **kwargs: object) -> Boxed:
-        return Boxed(function(*args, **kwargs))
+    def boxed(*args: object, **kwargs: object) -> tuple[object]:
+        return (function(*args, **kwargs),)
 
     return boxed
 
 
-def convert_boxed(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResultBlock:
-    """`convert` of a value `boxing` returned, for a direct call (a tool with no converter)."""
+def convert_wrapped(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResultBlock:
+    """`convert` for a direct call (so a tool with no converter) of a wrapped output."""
     try:
-        return _wrapped(call, value.value if type(value) is Boxed else value)
+        return _wrapped(call, value)
+    except Exception as exc:
+        return step_failed(call, "conversion", exc)
+
+
+def convert_boxed(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResultBlock:
+    """`convert_wrapped` of the value `boxing` boxed."""
+    try:
+        return _wrapped(call, cast("tuple[object]", value)[0])
     except Exception as exc:
         return step_failed(call, "conversion", exc)
 
@@ -581,10 +581,10 @@ __all__ = [
     "RESULT_KEY",
     "STEPS",
     "SUCCESS",
-    "Boxed",
     "boxing",
     "convert",
     "convert_boxed",
+    "convert_wrapped",
     "failed",
     "final",
     "interrupted",

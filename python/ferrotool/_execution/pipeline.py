@@ -216,10 +216,11 @@ def _direct(tool: CompiledTool, function: FunctionTool[Any, Any]) -> _core.Direc
     target: Callable[..., object] = function.function
     convert = outcomes.convert
     if tool.wraps_output:
-        convert = outcomes.convert_boxed
+        convert = outcomes.convert_wrapped
         if not _arrays(tool.spec.output_schema_json):
             # The direct call converts str, int and None itself, knowing nothing of wrapping.
             target = outcomes.boxing(target, awaits=awaits)
+            convert = outcomes.convert_boxed
     return _core.DirectCall(
         function.schema.validator,
         target,
