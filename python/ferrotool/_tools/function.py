@@ -389,6 +389,12 @@ def tool(
     or the docstring (Google, NumPy or Sphinx style). A docstring that documents a parameter
     the signature lacks, or leaves one out, gives a `DocumentationWarning`.
 
+    The output schema (`ToolSpec.output_schema_json`, MCP's ``outputSchema``) is derived here
+    too, from the return annotation: a record or ``dict[str, T]`` is the schema itself; any
+    other type (``int``, lists, unions...) is wrapped as ``{"result": ...}``, and so is each
+    call's `ToolResultBlock.structured`. ``str``, ``None``, `ToolResultBlock`, content blocks,
+    ``Any`` and a missing annotation give none (see ``output_schema`` in `ToolOptions`).
+
     Parameters the model does not fill are injected per call and never shown to it: those
     annotated `Emitter`, `RuntimeContext`, `CallingAgent`, `ToolUseBlock`, `AgentState` (with
     ``state_injected=True``), ``Injected[T]``, a class listed in ``inject``, and with
