@@ -142,6 +142,7 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
     execution: ExecutionConfig | None
     dangerous_files: tuple[str, ...]
     dangerous_directories: tuple[str, ...]
+    output_wrapped: bool
     _compiled: _Compiled
 
     def __init__(
