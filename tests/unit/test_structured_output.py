@@ -410,6 +410,16 @@ def counted(x: int) -> ToolResultBlock:
     return ToolResultBlock.success(str(x), structured={"result": x})
 
 
+@tool
+def positive(n: int) -> bool:
+    """Whether n is positive.
+
+    Args:
+        n: The number.
+    """
+    return n > 0
+
+
 @tool(timeout=5)
 def slow_double(n: int) -> int:
     """Twice n, through the whole pipeline.
@@ -432,7 +442,7 @@ def plain(n: int) -> Any:
 
 def kit() -> Toolkit:
     toolkit = Toolkit()
-    for item in (point, double, halve, find, either, refuse, counted, slow_double, plain):
+    for item in (point, double, halve, find, either, refuse, counted, positive, slow_double, plain):
         toolkit.register(item)
     toolkit.register(Area())
     return toolkit
@@ -447,6 +457,7 @@ CASES: list[tuple[str, str, str, JsonValue]] = [
     ("either", '{"x": 0}', "zero", {"result": "zero"}),
     ("either", '{"x": 5}', "5", {"result": 5}),
     ("counted", '{"x": 4}', "4", {"result": 4}),
+    ("positive", '{"n": 4}', "true", {"result": True}),
     ("slow_double", '{"n": 4}', "8", {"result": 8}),
     ("plain", '{"n": 4}', "4", 4),
     ("area", "{}", "6.0", {"result": 6.0}),
