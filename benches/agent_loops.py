@@ -89,9 +89,9 @@ def ferrotool_runs(
                 result.reply.text == FINAL_TEXT
                 and [r.id for r in returns] == [c.id for c in calls[:count]]
                 and all(r.state is ToolResultState.SUCCESS for r in returns)
-                and [r.structured for r in returns] == list(expected[:count])
+                and [t.unwrapped(r.structured) for r in returns] == list(expected[:count])
             )
-            return t.Outcome(ok, [r.structured for r in returns])
+            return t.Outcome(ok, [t.unwrapped(r.structured) for r in returns])
 
         return outcome
 

@@ -273,7 +273,7 @@ def _results_ok(results: Sequence[ToolResultBlock]) -> bool:
     return (
         [r.id for r in results] == [f"call_{i}" for i in range(OVERHEAD_CALLS)]
         and all(r.state is ToolResultState.SUCCESS for r in results)
-        and [r.structured for r in results] == EXPECTED_SUMS
+        and [t.unwrapped(r.structured) for r in results] == EXPECTED_SUMS
     )
 
 
@@ -282,7 +282,7 @@ def _read_batch_sums(batch: ToolBatch) -> t.Outcome:
 
 
 def _read_result_sums(results: list[ToolResultBlock]) -> t.Outcome:
-    return t.Outcome(_results_ok(results), [r.structured for r in results])
+    return t.Outcome(_results_ok(results), [t.unwrapped(r.structured) for r in results])
 
 
 class Derived(NamedTuple):
@@ -573,7 +573,7 @@ def middleware_implementations() -> tuple[dict[str, t.Built], dict[str, str], Dr
 
 
 def _read_three(result: ToolResultBlock) -> t.Outcome:
-    ok = result.state is ToolResultState.SUCCESS and result.structured == 3
+    ok = result.state is ToolResultState.SUCCESS and t.unwrapped(result.structured) == 3
     return t.Outcome(ok and result.id == MW_CALL.id, result.structured)
 
 

@@ -72,6 +72,7 @@ from benches import mcp_bench as mb
 from benches import memory as mem
 from benches import sandbox as sb
 from benches import skills as sk
+from benches import structured as so
 from benches import tools as t
 from benches import views as v
 
@@ -715,6 +716,16 @@ def bench_middleware_cost(repeats: int, target_s: float) -> list[Measurement]:
     return out
 
 
+def bench_structured_output(repeats: int, target_s: float) -> list[Measurement]:
+    """A tool with an output schema against the same tool as text only (`benches.structured`):
+    a record, an ``int`` and a ``list[int]``, each sync (``call_tool_sync``) and async."""
+    out: list[Measurement] = []
+    for case in so.GROUP_CASES:
+        impls = _checked("structured_output", case, so.implementations(case))
+        out += measure_group_async("structured_output", case, impls, repeats, target_s)
+    return out
+
+
 def bench_approval_round_trip(repeats: int, target_s: float) -> list[Measurement]:
     """An approval's suspend and resume, per store: `engine.ApprovalRoundTrip`.
 
@@ -1095,6 +1106,10 @@ def targets(results: list[Measurement]) -> list[Target]:
         if r is not None:
             limit = 1.1 if case == "S4" else 1.5
             out.append(Target(f"{case} call_tool_sync / its DirectCall.run", r, limit, False))
+    for case in so.GROUP_CASES:
+        r = ratio("structured_output", case, so.STRUCTURED, so.TEXT)
+        if r is not None:
+            out.append(Target(f"structured output, {case}: structured / text only", r, 1.15, False))
     for case in mem.CASES:
         r = ratio("tool_memory", case, mem.FERROTOOL, mem.PYDANTIC_AI)
         if r is not None:
@@ -1323,6 +1338,11 @@ GROUP_TITLES = {
         e.MW_FLOOR,
         None,
     ),
+    "structured_output": (
+        "One tool call with an output schema (structured) against the same tool as text only",
+        so.TEXT,
+        None,
+    ),
     "approval_round_trip": (
         "Approval round trip: a batch that asks, then resume with the approval",
         None,
@@ -1344,7 +1364,7 @@ GROUP_TITLES = {
 # The figure's column header where it is not a time.
 FIGURE_LABELS = {"tool_memory": "bytes per tool"}
 # The base column's header where the base is not a floor.
-BASE_LABELS = {"batch_wait": "x one call"}
+BASE_LABELS = {"batch_wait": "x one call", "structured_output": "x text only"}
 # Groups whose ratio column is this median over ferrotool's (how many times slower a peer is),
 # rather than ferrotool's over this one.
 PEER_OVER_OURS = {"tool_async", "tool_inline", "tool_thread", "agent_loop"}
@@ -1460,6 +1480,7 @@ BENCHES: dict[str, Callable[[int, float], list[Measurement]]] = {
     "batch_overhead": bench_batch_overhead,
     "batch_overhead_sync": bench_batch_overhead_sync,
     "middleware_cost": bench_middleware_cost,
+    "structured_output": bench_structured_output,
     "approval_round_trip": bench_approval_round_trip,
     "skill_load": bench_skill_load,
     "skill_views": bench_skill_views,

@@ -30,6 +30,7 @@ from benches import memory as mem
 from benches import run
 from benches import sandbox as sb
 from benches import skills as sk
+from benches import structured as so
 from benches import tools as t
 from benches import views as v
 
@@ -438,12 +439,12 @@ def test_batch_overhead_floor_and_ferrotool_sum_every_call(
     assert len(batch.results) == e.OVERHEAD_CALLS == 100
     assert [r.id for r in batch.results] == [call.id for call in e.add_calls()]
     assert all(r.state is ferrotool.ToolResultState.SUCCESS for r in batch.results)
-    assert [r.structured for r in batch.results] == [i + 1 for i in range(100)]
+    assert [t.unwrapped(r.structured) for r in batch.results] == [i + 1 for i in range(100)]
     assert anyio.run(_outcome, impls[e.OV_FT]).ok
     gathered = _run_once(impls[e.OV_GATHERED])
     assert [r.id for r in gathered] == [call.id for call in e.add_calls()]
     assert all(r.state is ferrotool.ToolResultState.SUCCESS for r in gathered)
-    assert [r.structured for r in gathered] == [i + 1 for i in range(100)]
+    assert [t.unwrapped(r.structured) for r in gathered] == [i + 1 for i in range(100)]
     assert anyio.run(_outcome, impls[e.OV_GATHERED]).ok
 
 
@@ -479,11 +480,11 @@ def test_batch_overhead_sync_rows_sum_every_call() -> None:
     assert list(impls) == [e.SYNC_FLOOR, e.SYNC_LOOP, e.SYNC_FT]
     assert impls[e.SYNC_FLOOR].call() == [i + 1 for i in range(100)]
     looped = impls[e.SYNC_LOOP].call()
-    assert [r.structured for r in looped] == [i + 1 for i in range(100)]
+    assert [t.unwrapped(r.structured) for r in looped] == [i + 1 for i in range(100)]
     batch = _run_once(impls[e.SYNC_FT])
     assert batch.suspension is None
     assert [r.id for r in batch.results] == [call.id for call in e.sync_calls()]
-    assert [r.structured for r in batch.results] == [i + 1 for i in range(100)]
+    assert [t.unwrapped(r.structured) for r in batch.results] == [i + 1 for i in range(100)]
     for name, built in impls.items():
         assert anyio.run(_outcome, built).ok, name
 
@@ -640,12 +641,12 @@ def test_middleware_rows_call_the_tool_through_what_they_name() -> None:
     for hand in (e.MW_HAND_CORE, e.MW_HAND_LAYER):
         assert _run_once(impls.pop(hand)) == 3, hand
     spans = exporter.exported
-    assert _run_once(impls.pop(e.MW_HAND_SPAN)).structured == 3
+    assert t.unwrapped(_run_once(impls.pop(e.MW_HAND_SPAN)).structured) == 3
     assert exporter.exported == spans + 1  # the hand-made span reached the same exporter
     for name, built in impls.items():
         result = _run_once(built)
         assert result.state is ferrotool.ToolResultState.SUCCESS, name
-        assert result.structured == 3, name
+        assert t.unwrapped(result.structured) == 3, name
         assert result.id == "call_1", name
 
     def middleware(name: str) -> tuple[object, ...]:
@@ -843,3 +844,25 @@ def test_every_import_statement_runs_in_a_fresh_interpreter() -> None:
     assert set(times) == {im.FLOOR, im.FERROTOOL, im.FIRST_USE}
     assert all(len(seconds) == 1 and seconds[0] > 0 for seconds in times.values())
     assert im.ratio(times) > 0
+
+
+# --- structured output (`benches.structured`) ------------------------------------------------
+
+
+@pytest.mark.parametrize("case", so.GROUP_CASES)
+def test_structured_output_rows_differ_only_in_the_structured_value(case: str) -> None:
+    impls = so.implementations(case)
+
+    async def outcomes() -> dict[str, t.Outcome]:
+        out = {}
+        for name, built in impls.items():
+            value = built.call()
+            out[name] = built.read(await value if built.awaitable else value)
+        return out
+
+    found = anyio.run(outcomes)
+    assert found[so.TEXT].ok
+    assert found[so.STRUCTURED].ok
+    text, structured = found[so.TEXT].value, found[so.STRUCTURED].value
+    # A record's schema is an object's: its value as it is; an int or a list is wrapped.
+    assert structured == (text if case.startswith("record") else {"result": text})

@@ -221,7 +221,17 @@ def ferrotool_direct_run(fn: Callable[..., Any], raw: str) -> Built:
 def _ferrotool_outcome(result: ferrotool.ToolResultBlock) -> Outcome:
     if result.state is not ferrotool.ToolResultState.SUCCESS:
         return Outcome(False, result.content)
-    return Outcome(True, result.structured if result.structured is not None else result.content)
+    if result.structured is None:
+        return Outcome(True, result.content)
+    return Outcome(True, unwrapped(result.structured))
+
+
+def unwrapped(structured: object) -> object:
+    """A structured value as the tool returned it: ``{"result": v}`` (an output schema that is
+    not an object's wraps the value, as MCP asks) read as ``v``."""
+    if isinstance(structured, dict) and structured.keys() == {"result"}:
+        return structured["result"]
+    return structured
 
 
 # --- pydantic-ai -------------------------------------------------------------------------------
@@ -363,9 +373,8 @@ def mcp_server(mode: Mode, *, convert: bool = False) -> Builder:
 def _mcp_outcome(result: Any) -> Outcome:
     if result.is_error:
         return Outcome(False, result.content[0].text)
-    structured = result.structured_content
-    if isinstance(structured, dict) and "result" in structured:
-        return Outcome(True, structured["result"])
+    if result.structured_content is not None:
+        return Outcome(True, unwrapped(result.structured_content))
     return Outcome(True, result.content[0].text)
 
 

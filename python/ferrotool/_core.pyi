@@ -187,7 +187,8 @@ class DirectCall:
     explicit nulls, and returns the arguments or the error result; ``failed(call, exception)``
     turns an `Exception` the tool raised into its result (a cancellation goes on instead);
     ``convert(call, value)`` turns a return value other than ``str``, ``int`` or ``None`` into
-    the result.
+    the result. With ``wraps`` (an output schema that is not an object's), the structured value
+    of a ``str``, ``int`` or ``None`` result is ``{"result": <value>}``.
     """
 
     def __new__(
@@ -199,6 +200,7 @@ class DirectCall:
         retry: Callable[[ToolUseBlock, ValidationError], object],
         failed: Callable[[ToolUseBlock, Exception], ToolResultBlock],
         convert: Callable[[ToolUseBlock, object], ToolResultBlock],
+        wraps: bool = False,
     ) -> DirectCall: ...
     def run(self, call: ToolUseBlock) -> ToolResultBlock:
         """Run ``call`` of a sync tool to its result on the calling thread."""
@@ -363,7 +365,7 @@ class PendingCall:
     A coroutine in all but type: ``send``, ``throw`` and ``close`` behave as a coroutine's.
     """
 
-    def __await__(self) -> Generator[object, object, object]: ...
+    def __await__(self) -> Generator[object, object, ToolResultBlock]: ...
     def __next__(self) -> object: ...
     def send(self, value: object, /) -> object:
         """Resume the call."""

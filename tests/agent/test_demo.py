@@ -78,7 +78,7 @@ def test_the_approval_edits_the_order_which_runs_as_edited() -> None:
 
 def test_the_order_returns_a_record_shown_as_its_json() -> None:
     lines = _lines()
-    (structured,) = [line for line in lines if line.startswith("  structured ")]
+    (structured,) = [line for line in lines if line.startswith("  structured call_4 ")]
     assert structured == f"  structured call_4 place_order: {RECEIPT}"
     finished = lines[lines.index(structured) - 1]
     assert finished.startswith("  finished  call_4 place_order: success: {")

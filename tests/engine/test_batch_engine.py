@@ -83,7 +83,7 @@ async def test_a_slot_of_inline_calls_runs_in_the_batchs_own_task() -> None:
     seen: list[int] = []
     kit = _kit(seen)
     batch = await kit.call_tools([_call(i, "double", str(i)) for i in range(12)])
-    assert [r.structured for r in batch.results] == [2 * i for i in range(12)]
+    assert [r.structured for r in batch.results] == [{"result": 2 * i} for i in range(12)]
     assert set(seen) == {anyio.get_current_task().id}
 
 
@@ -92,7 +92,7 @@ async def test_a_slot_runs_on_no_more_tasks_than_its_width() -> None:
     kit = _kit(seen)
     calls = [_call(i, "triple", str(i)) for i in range(12)] * 1
     batch = await kit.call_tools(calls, config=ExecutionConfig(max_concurrency=4))
-    assert [r.structured for r in batch.results] == [3 * i for i in range(12)]
+    assert [r.structured for r in batch.results] == [{"result": 3 * i} for i in range(12)]
     assert len(set(seen)) == 4  # four workers, each took calls in turn
     assert anyio.get_current_task().id not in seen
 

@@ -325,3 +325,53 @@ async def test_one_exported_tool_sees_the_runs_deps() -> None:
     one = bridge.tool(deps_kit(), "balance", RuntimeContext.of(Shop("DKK")))
     agent = Agent(FunctionModel(balance_model), deps_type=Account, tools=[one])
     assert (await agent.run("?", deps=Account("fay"))).output == "fay: 10 EUR (DKK shop)"
+
+
+@dataclasses.dataclass(frozen=True)
+class Area:
+    """An area."""
+
+    square_m: float
+
+
+@tool
+async def area(w: int, h: int) -> Area:
+    """The area of a room."""
+    return Area(w * h)
+
+
+@tool
+def rooms(floor: int) -> list[int]:
+    """The rooms of a floor."""
+    return [floor * 100 + 1, floor * 100 + 2]
+
+
+@tool
+async def count(floor: int) -> int:
+    """How many rooms a floor has."""
+    return 2
+
+
+async def test_a_typed_result_returns_its_value_the_wrapped_one_unwrapped() -> None:
+    seen: dict[str, Any] = {}
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(
+                parts=[
+                    call("area", {"w": 2, "h": 3}, "c1"),
+                    call("rooms", {"floor": 1}, "c2"),
+                    call("count", {"floor": 1}, "c3"),
+                ]
+            )
+        seen["returns"] = returns(messages)
+        return ModelResponse(parts=[TextPart("done")])
+
+    toolkit = Toolkit()
+    for item in (area, rooms, count):
+        toolkit.register(item)
+    agent = Agent(FunctionModel(model), toolsets=[bridge.toolset(toolkit)])
+    await agent.run("Rooms?")
+    assert seen["returns"] == {"c1": {"square_m": 6.0}, "c2": [101, 102], "c3": 2}
+    one = bridge.tool(toolkit, "rooms")
+    assert one.name == "rooms"

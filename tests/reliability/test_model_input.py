@@ -105,7 +105,7 @@ async def test_an_int_beyond_the_str_limit_is_returned_whole(name: str) -> None:
     result = await TOOLKIT.call_tool(ToolUseBlock("c1", name, "{}"))
     assert result.state is ToolResultState.SUCCESS
     assert result.content == "1" + "0" * 5000
-    assert result.structured == 10**5000
+    assert result.structured == {"result": 10**5000}  # an int's output schema is wrapped
 
 
 @pytest.mark.parametrize("name", ["unprintable", "unprintable_on_thread"])

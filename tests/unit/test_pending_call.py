@@ -40,7 +40,7 @@ def _toolkit(seen: _Seen) -> Toolkit:
         """Shout a word."""
         return word.upper()
 
-    @tool(inline=True)
+    @tool(inline=True, output_schema=False)  # the direct call's own int conversion
     def count(items: list[int]) -> int:
         """Count items."""
         return len(items)

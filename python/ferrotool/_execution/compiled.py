@@ -75,6 +75,8 @@ class CompiledTool:
             over the toolkit's and the defaults (an inline tool has no timeout).
         direct: The whole call in Rust, for a tool that needs no step besides validate,
             invoke and convert (`_core.DirectCall`); ``None`` for every other tool.
+        wraps_output: Its structured value is wrapped in ``{"result": ...}`` (an output
+            schema that is not an object's).
         groups: The tool groups it belongs to (empty: ``basic``).
         seq: Its registration order in the table.
         definitions: Its provider definitions (a cache).
@@ -92,6 +94,7 @@ class CompiledTool:
     own_execution: ExecutionConfig = UNSET
     execution: ExecutionConfig = DEFAULTS
     direct: _core.DirectCall | None = None
+    wraps_output: bool = False
     groups: frozenset[str] = frozenset()
     seq: int = 0
     definitions: Definitions = field(default_factory=Definitions)

@@ -68,6 +68,8 @@ ERROR: Final = ToolResultState.ERROR
 EMPTY: Final[Mapping[str, JsonValue]] = types.MappingProxyType({})
 _tuple_new: Final = tuple.__new__
 _SUGGESTION_SCAN: Final = 2000
+RESULT_KEY: Final = "result"
+"""The key of a wrapped structured value (``{"result": <value>}``)."""
 
 
 def result(
@@ -436,7 +438,9 @@ def convert(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResult
     state (see `final`; stamped with the call); content blocks are the output; anything else
     is made JSON (records, dicts, lists, numbers, datetimes, UUIDs, enums, pydantic
     models...), the text being the JSON and `ToolResultBlock.structured` the value. A value
-    with no JSON form is sent as its ``str()``. Never raises: a value that cannot become a
+    with no JSON form is sent as its ``str()``. A tool whose output schema wraps its value
+    (`CompiledTool.wraps_output`) has ``{"result": <value>}`` as the structured value of any
+    return value but a result or content blocks. Never raises: a value that cannot become a
     result (a converter that raises included) gives an error result naming the
     ``conversion`` step.
     """
@@ -450,13 +454,46 @@ def _convert(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResul
     function = tool.function
     if function is not None and function.converter is not None:
         value = function.converter(value)
+    if tool.wraps_output:
+        return _wrapped(call, value)
+    return _value_result(call, value)
+
+
+def _wrapped(call: ToolUseBlock, value: object) -> ToolResultBlock:
+    """The result of a value, its structured value wrapped as ``{"result": <value>}``."""
+    kind = type(value)
+    if kind is int:
+        number = cast("int", value)
+        return result(call, _int_text(number), SUCCESS, EMPTY, {RESULT_KEY: number})
+    if value is None:
+        return result(call, DONE, SUCCESS, EMPTY, {RESULT_KEY: None})
+    if isinstance(value, str):
+        text = str(value)
+        return result(call, text, SUCCESS, EMPTY, {RESULT_KEY: text})
+    if (
+        kind is ToolResultBlock
+        or isinstance(value, CONTENT_TYPES)
+        or (isinstance(value, (list, tuple)) and value and isinstance(value[0], CONTENT_TYPES))
+    ):
+        return _value_result(call, value)
+    return _json_result(call, value, wrap=True)
+
+
+def convert_wrapped(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResultBlock:
+    """`convert` for a direct call (so a tool with no converter) of a wrapped output."""
+    try:
+        return _wrapped(call, value)
+    except Exception as exc:
+        return step_failed(call, "conversion", exc)
+
+
+def _value_result(call: ToolUseBlock, value: object) -> ToolResultBlock:
     kind = type(value)
     if kind is str:
         return result(call, cast("str", value), SUCCESS)
     if kind is int:
         number = cast("int", value)
-        text = str(number) if _printable(number) else pydantic_core.to_json(number).decode()
-        return result(call, text, SUCCESS, EMPTY, number)
+        return result(call, _int_text(number), SUCCESS, EMPTY, number)
     if kind is ToolResultBlock:
         block = final(cast("ToolResultBlock", value))
         if block.id == call.id and block.name == call.name:
@@ -471,11 +508,17 @@ def _convert(tool: CompiledTool, call: ToolUseBlock, value: object) -> ToolResul
     if (
         isinstance(value, (list, tuple))
         and value
+        and isinstance(value[0], CONTENT_TYPES)  # most lists are data: one look tells
         and all(isinstance(item, CONTENT_TYPES) for item in value)
     ):
         blocks = cast("tuple[ContentBlock, ...]", tuple(value))
         return ToolResultBlock.success(blocks, id=call.id, name=call.name)
     return _json_result(call, value)
+
+
+def _int_text(number: int) -> str:
+    """An int's text: ``str()``, or the JSON encoder's for one too long for ``str()``."""
+    return str(number) if _printable(number) else pydantic_core.to_json(number).decode()
 
 
 def _printable(value: int) -> bool:
@@ -490,7 +533,7 @@ def _printable(value: int) -> bool:
 _PRINTABLE_BITS: Final = 14_000  # about 4,214 decimal digits: under the default limit of 4,300
 
 
-def _json_result(call: ToolUseBlock, value: object) -> ToolResultBlock:
+def _json_result(call: ToolUseBlock, value: object, *, wrap: bool = False) -> ToolResultBlock:
     asdict = getattr(value, "_asdict", None)
     if isinstance(value, tuple) and callable(asdict):
         value = asdict()  # a named tuple reads best as an object
@@ -502,7 +545,9 @@ def _json_result(call: ToolUseBlock, value: object) -> ToolResultBlock:
     try:
         structured = cast("JsonValue", pydantic_core.from_json(data))
     except ValueError:  # an int of more digits than Python reads back: the text holds it
-        structured = None
+        return result(call, data.decode(), SUCCESS)
+    if wrap:
+        structured = {RESULT_KEY: structured}
     return result(call, data.decode(), SUCCESS, EMPTY, structured)
 
 
@@ -510,9 +555,11 @@ __all__ = [
     "DONE",
     "EMPTY",
     "ERROR",
+    "RESULT_KEY",
     "STEPS",
     "SUCCESS",
     "convert",
+    "convert_wrapped",
     "failed",
     "final",
     "interrupted",

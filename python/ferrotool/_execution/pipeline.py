@@ -189,6 +189,7 @@ def compile_tool(
         invoke=invoke,
         own_execution=own,
         execution=execution,
+        wraps_output=isinstance(item, ToolBase) and item.output_wrapped,
     )
     if function is not None and _is_direct(tool, function):
         tool = dataclasses.replace(tool, direct=_direct(tool, function))
@@ -225,13 +226,15 @@ def _is_direct(tool: CompiledTool, function: FunctionTool[Any, Any]) -> bool:
 
 
 def _direct(tool: CompiledTool, function: FunctionTool[Any, Any]) -> _core.DirectCall:
+    convert = outcomes.convert_wrapped if tool.wraps_output else outcomes.convert
     return _core.DirectCall(
         function.schema.validator,
         function.function,
         awaits=tool.invoke is Invoke.AWAIT,
         retry=functools.partial(retry_without_nulls, tool),
         failed=outcomes.raised,
-        convert=functools.partial(outcomes.convert, tool),
+        convert=functools.partial(convert, tool),
+        wraps=tool.wraps_output,
     )
 
 

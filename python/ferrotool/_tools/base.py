@@ -43,6 +43,7 @@ from ferrotool._permissions.paths import (
 )
 from ferrotool._permissions.state import PermissionContext
 from ferrotool._schema.introspect import docstring_summary
+from ferrotool._schema.output import declared_output
 from ferrotool._schema.schema import DEFAULT_LIMITS, Limits, TypeSchema, type_schema
 from ferrotool._values.calls import ToolUseBlock
 from ferrotool._values.context import AgentState, Emitter, RuntimeContext
@@ -228,6 +229,10 @@ class ToolBase(Generic[InputT]):
         input_schema: A JSON Schema (draft 2020-12) of the arguments, or a typed record class
             (dataclass, TypedDict, NamedTuple, pydantic model) whose schema is derived and whose
             instances `call` receives.
+        output_schema: The JSON Schema of the structured result, or a type whose schema is
+            derived (``None``: no structured result). A schema that is not an object's is
+            wrapped, and so is the structured value: ``{"result": <value>}``.
+        output_wrapped: The structured value is wrapped in ``{"result": ...}``.
         read_only: The tool changes nothing.
         concurrency_safe: Calls may overlap with other calls (default true).
         external: The tool runs elsewhere; a call is answered with a suspended result.
@@ -263,6 +268,8 @@ class ToolBase(Generic[InputT]):
         timeout = SpecField[float | None]()
 
     input_schema: Mapping[str, JsonValue] | type | None = None
+    output_schema: Mapping[str, JsonValue] | type | None = None
+    output_wrapped: bool = False
     execution: ExecutionConfig | None = None
     dangerous_files: tuple[str, ...] = ()
     dangerous_directories: tuple[str, ...] = ()
@@ -285,11 +292,15 @@ class ToolBase(Generic[InputT]):
         self,
         *,
         input_schema: Mapping[str, JsonValue] | type | None = None,
+        output_schema: Mapping[str, JsonValue] | type | None = None,
         mcp_server: str | None = None,
         **declared: Unpack[ToolDeclaration],
     ) -> None:
         cls = type(self)
         name = check_tool_name(declared.get("name") or cls.name)
+        self.output_schema = cls.output_schema if output_schema is None else output_schema
+        output = declared_output(self.output_schema, f"tool {name!r}")
+        self.output_wrapped = output is not None and output.wrapped
         execution = declared.get("execution")
         self.execution = cls.execution if execution is None else execution
         self.dangerous_files = merge_paths(
@@ -313,6 +324,7 @@ class ToolBase(Generic[InputT]):
                 or f"Tool: {name}"
             ),
             parameters_json=self._compile(schema, name, lenient=lenient, limits=limits),
+            output_schema_json=None if output is None else output.schema_json,
         )
 
     def _compile(
@@ -428,6 +440,7 @@ def declared_spec(
     name: str,
     description: str,
     parameters_json: bytes,
+    output_schema_json: bytes | None = None,
 ) -> ToolSpec:
     """The spec of a tool of ``cls``, with the flags ``given``.
 
@@ -440,7 +453,13 @@ def declared_spec(
     for field in _FLAGS:
         value = given.get(field)
         flags[field] = getattr(cls, field) if value is None else value
-    return ToolSpec(name=name, description=description, parameters_json=parameters_json, **flags)
+    return ToolSpec(
+        name=name,
+        description=description,
+        parameters_json=parameters_json,
+        output_schema_json=output_schema_json,
+        **flags,
+    )
 
 
 __all__ = [

@@ -24,6 +24,7 @@ from ferrotool._schema.docstrings import (
     check_documented,
     parse_docstring,
 )
+from ferrotool._schema.output import return_output
 from ferrotool._schema.schema import DEFAULT_LIMITS, FunctionSchema, function_schema
 from ferrotool._tools.base import (
     ResultConverter,
@@ -38,6 +39,7 @@ from ferrotool._tools.inject import inject as inject_values
 from ferrotool._values.calls import ToolUseBlock
 from ferrotool._values.context import ProgressSink, RuntimeContext
 from ferrotool._values.execution import ExecutionConfig
+from ferrotool._values.json import JsonValue
 from ferrotool._values.spec import ToolSpec, check_tool_name
 from ferrotool.errors import DocumentationWarning, SchemaError
 
@@ -60,6 +62,10 @@ class ToolOptions(ToolDeclaration, total=False):
         explicit_params: Only parameters with a `Param` marker are shown to the model; all
             others are injected by type.
         docstring_style: How to read the docstring (detected by default).
+        output_schema: The structured result's schema: derived from the return annotation by
+            default (none for ``str``, ``None``, `ToolResultBlock`, content blocks, ``Any`` or
+            no annotation; and none when a ``converter`` is given); ``False`` for none, a JSON
+            Schema dict or a type to declare it, ``True`` to require the derived one.
     """
 
     inline: bool
@@ -67,6 +73,7 @@ class ToolOptions(ToolDeclaration, total=False):
     inject: tuple[type, ...]
     explicit_params: bool
     docstring_style: DocstringStyle
+    output_schema: Mapping[str, JsonValue] | type | bool
 
 
 _OPTIONS: Final = ToolOptions.__optional_keys__
@@ -86,6 +93,7 @@ class _Compiled:
         execution: The tool's own execution settings.
         dangerous_files: The dangerous file names, the defaults included.
         dangerous_directories: The dangerous directory names, the defaults included.
+        output_wrapped: The structured value is wrapped in ``{"result": ...}``.
     """
 
     spec: ToolSpec
@@ -96,6 +104,7 @@ class _Compiled:
     execution: ExecutionConfig | None
     dangerous_files: tuple[str, ...]
     dangerous_directories: tuple[str, ...]
+    output_wrapped: bool
 
 
 class _Binding(enum.Enum):
@@ -133,6 +142,7 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
     execution: ExecutionConfig | None
     dangerous_files: tuple[str, ...]
     dangerous_directories: tuple[str, ...]
+    output_wrapped: bool
     _compiled: _Compiled
 
     def __init__(
@@ -184,6 +194,7 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
         self.execution = self._compiled.execution
         self.dangerous_files = self._compiled.dangerous_files
         self.dangerous_directories = self._compiled.dangerous_directories
+        self.output_wrapped = self._compiled.output_wrapped
         # Function-like: `__name__`, `__doc__`, `__wrapped__` (so `inspect.signature` shows the
         # function's own signature) and the rest are the user's function's.
         functools.update_wrapper(self, cast("Callable[..., object]", raw), updated=())
@@ -214,12 +225,17 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
         description = (
             options.get("description") or doc.description or schema.description or f"Tool: {name}"
         )
+        option = options.get("output_schema")
+        if option is None and options.get("converter") is not None:
+            option = False  # the return annotation does not describe what a converter makes
+        output = return_output(fn, option)
         spec = declared_spec(
             type(self),
             cast("Mapping[str, object]", options),
             name=name,
             description=description,
             parameters_json=schema.schema_json,
+            output_schema_json=None if output is None else output.schema_json,
         )
         return _Compiled(
             spec=spec,
@@ -234,6 +250,7 @@ class FunctionTool(ToolBase[dict[str, object]], Generic[P, R]):
             dangerous_directories=merge_paths(
                 DEFAULT_DANGEROUS_DIRECTORIES, options.get("dangerous_directories", ())
             ),
+            output_wrapped=output is not None and output.wrapped,
         )
 
     @property
@@ -380,6 +397,12 @@ def tool(
     or the docstring (Google, NumPy or Sphinx style). A docstring that documents a parameter
     the signature lacks, or leaves one out, gives a `DocumentationWarning`.
 
+    The output schema (`ToolSpec.output_schema_json`, MCP's ``outputSchema``) is derived here
+    too, from the return annotation: a record or ``dict[str, T]`` is the schema itself; any
+    other type (``int``, lists, unions...) is wrapped as ``{"result": ...}``, and so is each
+    call's `ToolResultBlock.structured`. ``str``, ``None``, `ToolResultBlock`, content blocks,
+    ``Any`` and a missing annotation give none (see ``output_schema`` in `ToolOptions`).
+
     Parameters the model does not fill are injected per call and never shown to it: those
     annotated `Emitter`, `RuntimeContext`, `CallingAgent`, `ToolUseBlock`, `AgentState` (with
     ``state_injected=True``), ``Injected[T]``, a class listed in ``inject``, and with
@@ -391,7 +414,8 @@ def tool(
             ``concurrency_safe``, ``state_injected``, ``external``, ``strict``, ``timeout``,
             ``execution``,
             ``inline``, ``converter``, ``dangerous_files``, ``dangerous_directories``,
-            ``inject``, ``explicit_params``, ``lenient``, ``limits``, ``docstring_style``.
+            ``inject``, ``explicit_params``, ``lenient``, ``limits``, ``docstring_style``,
+            ``output_schema``.
 
     Returns:
         The tool, or a decorator that makes one.

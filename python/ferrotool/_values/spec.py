@@ -76,6 +76,16 @@ class ToolSpec:
             return {}
         return schema
 
+    def output_schema(self) -> dict[str, JsonValue] | None:
+        """Return a fresh copy of the structured result's JSON Schema, or ``None``.
+
+        The schema is MCP's ``outputSchema``; a tool that answers with text only has none.
+        """
+        if self.output_schema_json is None:
+            return None
+        schema = orjson.loads(self.output_schema_json)
+        return schema if isinstance(schema, dict) else None
+
     def to_json(self) -> bytes:
         """Serialize to JSON (orjson); `from_json` reads it back."""
         return orjson.dumps(

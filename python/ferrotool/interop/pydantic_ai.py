@@ -5,8 +5,9 @@ gives one tool as a ``pydantic_ai.Tool``). pydantic-ai hands over the parsed arg
 back to JSON and through ferrotool's call pipeline (validation, permission gate, injection,
 timeouts), and the result comes back the way pydantic-ai speaks:
 
-- ``SUCCESS``: the structured value when the tool returned one, else the text; with images, a
-  list of the text and the images (``BinaryContent``, ``ImageUrl``);
+- ``SUCCESS``: the structured value when the tool returned one (the value inside
+  ``{"result": ...}`` when its output schema wraps it), else the text; with images, a list of
+  the text and the images (``BinaryContent``, ``ImageUrl``);
 - ``ERROR``, ``DENIED``, ``INTERRUPTED``: ``ToolFailed`` with the text (the model sees the
   failure; no retry budget is spent, as every ferrotool result is final);
 - waiting for approval: ``ApprovalRequired`` (the run ends with ``DeferredToolRequests``;
@@ -39,6 +40,7 @@ from pydantic_core import SchemaValidator, core_schema
 from typing_extensions import TypeVar
 
 from ferrotool._definitions.wire import ERROR_STATES, json_text
+from ferrotool._execution.outcomes import RESULT_KEY
 from ferrotool._extras import requires_extra
 from ferrotool._registry.view import ToolView
 from ferrotool._tools.base import ToolBase, ToolCallParam
@@ -105,8 +107,18 @@ def _context_of(
     return context_from
 
 
-def _answer(result: ToolResultBlock) -> object:
-    """A ferrotool result the way a pydantic-ai tool answers (see the module)."""
+def _wraps(view: ToolView, name: str) -> bool:
+    """Whether the structured value of ``name`` in ``view`` is wrapped in ``{"result": ...}``."""
+    compiled = view.resolve(name)
+    return compiled is not None and compiled.wraps_output
+
+
+def _answer(result: ToolResultBlock, wrapped: bool = False) -> object:
+    """A ferrotool result the way a pydantic-ai tool answers (see the module).
+
+    ``wrapped``: the tool's structured value is ``{"result": <value>}`` (its output schema is
+    not an object's), and the value inside is the answer.
+    """
     if result.state in ERROR_STATES:
         raise ToolFailed(result.content)
     if result.needs_approval:
@@ -116,7 +128,10 @@ def _answer(result: ToolResultBlock) -> object:
         raise CallDeferred(metadata={"message": result.content})
     images = [block for block in result.output if isinstance(block, ImageBlock)]
     if not images:
-        return result.content if result.structured is None else result.structured
+        value = result.structured
+        if wrapped and isinstance(value, dict):
+            value = value.get(RESULT_KEY)
+        return result.content if value is None else value
     parts: list[object] = []
     for block in result.output:
         if isinstance(block, TextBlock):
@@ -207,10 +222,11 @@ class FerrotoolToolset(AbstractToolset[DepsT]):
         """Run one call through ferrotool in its run's context, answering as pydantic-ai does."""
         call = ToolUseBlock(call_id(ctx.tool_call_id), name, orjson.dumps(tool_args).decode())
         approved = bool(ctx.tool_call_approved)
-        result = await run(self.view, call, self._context_of(ctx), approved=approved)
-        if self.view.session is not None:
-            self.view = await self.view.reload()
-        return _answer(result)
+        view = self.view
+        result = await run(view, call, self._context_of(ctx), approved=approved)
+        if view.session is not None:
+            self.view = await view.reload()
+        return _answer(result, _wraps(view, name))
 
 
 def toolset(
@@ -262,7 +278,8 @@ def tool(
     async def call(ctx: RunContext[DepsT], **arguments: object) -> object:
         block = ToolUseBlock(call_id(ctx.tool_call_id), name, orjson.dumps(arguments).decode())
         approved = bool(ctx.tool_call_approved)
-        return _answer(await run(view, block, context_of(ctx), approved=approved))
+        result = await run(view, block, context_of(ctx), approved=approved)
+        return _answer(result, _wraps(view, name))
 
     return Tool.from_schema(
         call,

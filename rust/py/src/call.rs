@@ -44,6 +44,9 @@ pub(crate) struct DirectCall {
     retry: Py<PyAny>,
     failed: Py<PyAny>,
     convert: Py<PyAny>,
+    /// The tool's output schema wraps its value: the structured value of a result built here
+    /// is `{"result": <value>}` (`convert` wraps the others).
+    wraps: bool,
     values: &'static ResultValues,
 }
 
@@ -248,20 +251,29 @@ impl Plan for DirectCall {
         value: Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = call.py();
-        let (text, structured) = if is_exact_str(&value) {
-            (value, py.None().into_bound(py))
+        let text = if is_exact_str(&value) {
+            value.clone()
         } else if is_exact_int(&value)
             && let Ok(text) = value.str()
         {
             // An int too long for `str()` (CPython's digit limit) goes to `convert` below.
-            (text.into_any(), value)
+            text.into_any()
         } else if value.is_none() {
-            (self.values.done.bind(py).clone().into_any(), value)
+            self.values.done.bind(py).clone().into_any()
         } else {
             return match self.convert.bind(py).call1((call, value)) {
                 Ok(result) => Ok(result),
                 Err(error) => self.failed(call, error),
             };
+        };
+        let structured = if self.wraps {
+            let wrapped = PyDict::new(py);
+            wrapped.set_item(pyo3::intern!(py, "result"), value)?;
+            wrapped.into_any()
+        } else if is_exact_str(&value) {
+            py.None().into_bound(py)
+        } else {
+            value
         };
         self.block(
             call,
@@ -286,7 +298,8 @@ impl Plan for DirectCall {
 #[pymethods]
 impl DirectCall {
     #[new]
-    #[pyo3(signature = (validator, function, *, awaits, retry, failed, convert))]
+    #[pyo3(signature = (validator, function, *, awaits, retry, failed, convert, wraps=false))]
+    #[allow(clippy::too_many_arguments)] // the keyword arguments of the Python constructor
     fn new(
         py: Python<'_>,
         validator: Py<TypedValidator>,
@@ -295,6 +308,7 @@ impl DirectCall {
         retry: Py<PyAny>,
         failed: Py<PyAny>,
         convert: Py<PyAny>,
+        wraps: bool,
     ) -> PyResult<Self> {
         Ok(Self {
             validator,
@@ -303,6 +317,7 @@ impl DirectCall {
             retry,
             failed,
             convert,
+            wraps,
             values: ResultValues::get(py)?,
         })
     }

@@ -212,8 +212,12 @@ impl Walker<'_> {
             out.shift_remove("anyOf");
             if types.is_none() {
                 types = Some(vec!["null".to_owned()]);
-                nullable = false;
             }
+        }
+        if types.as_deref().is_some_and(|list| list == ["null"]) {
+            // A `null` schema is not also nullable: the flag would say nothing (and a second
+            // pass, reading it, drops it).
+            nullable = false;
         }
         if types.is_none()
             && let Some(hoisted) = hoisted_branch(&out, nullable)
