@@ -13,6 +13,7 @@ from ferrotool.errors import ValidationError
 __all__ = [
     "DirectCall",
     "DirectRoute",
+    "IsSet",
     "ErrorDetail",
     "JsonSchemaValidator",
     "LayeredCall",
@@ -319,6 +320,17 @@ class Onion:
     ) -> Awaitable[ToolResultBlock]:
         """The awaitable of ``call`` through the layers active now, then ``rest``."""
     def __len__(self) -> int: ...
+
+@final
+class IsSet:
+    """``IsSet(namespace, key)()``: whether ``namespace[key]`` holds a value other than ``None``.
+
+    A middleware's ``active`` of this type is read by the onion with one dictionary lookup
+    and no call.
+    """
+
+    def __new__(cls, namespace: dict[str, object], key: str) -> IsSet: ...
+    def __call__(self) -> bool: ...
 
 @final
 class NextLayer:

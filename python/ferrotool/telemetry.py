@@ -17,11 +17,11 @@ no): one check a call, with no environment read.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable
 from typing import Final, final
 
+from ferrotool import _core
 from ferrotool._execution.middleware import Next
 from ferrotool._extras import requires_extra
 from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
@@ -87,11 +87,12 @@ class Tracing:
         The onion asks this before each call and leaves the layer out when it says no, so a
         toolkit with tracing off runs its calls as one without middleware. With no provider
         given and none named by the environment, it reads OpenTelemetry's global provider slot
-        through one C-level call (``None`` until ``set_tracer_provider``), with no Python frame.
+        through a `ferrotool._core.IsSet` (``None`` until ``set_tracer_provider``): the onion
+        reads that slot with one dictionary lookup and no call.
         """
         slot = getattr(trace, "_TRACER_PROVIDER", _UNKNOWN)
         if tracer_provider is None and not self._from_environment and slot is not _UNKNOWN:
-            self.active = functools.partial(getattr, trace, "_TRACER_PROVIDER", None)
+            self.active = _core.IsSet(vars(trace), "_TRACER_PROVIDER")
 
     def _is_active(self) -> bool:
         """Whether a provider that records spans is set (or given)."""

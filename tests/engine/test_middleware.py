@@ -28,7 +28,7 @@ from ferrotool import (
     ToolUseBlock,
     tool,
 )
-from ferrotool._core import PendingCall
+from ferrotool._core import IsSet, PendingCall
 from ferrotool._execution import middleware
 from ferrotool.telemetry import Tracing
 
@@ -283,6 +283,33 @@ async def test_an_inactive_layer_is_left_out_of_the_call_and_asked_again_next_ti
     view = kit.snapshot().view()
     assert (await view.call_tool(ToolUseBlock("c3", "echo", '{"text": "c"}'))).content == "c"
     assert (outer.seen, inner.seen) == (["c2"], ["c1"])
+
+
+class Watching(Switch):
+    """A layer whose ``active`` is an `IsSet` over a namespace: read by the onion, not called."""
+
+    def __init__(self, namespace: dict[str, object]) -> None:
+        super().__init__(True)
+        self.active = IsSet(namespace, "provider")  # type: ignore[method-assign]
+
+
+async def test_a_layer_watching_a_slot_takes_part_while_the_slot_holds_a_value() -> None:
+    namespace: dict[str, object] = {}
+    layer = Watching(namespace)
+    kit = Toolkit(ToolkitConfig(middleware=[layer]))
+    kit.register(echo)
+    view = kit.snapshot().view()
+    states: list[object] = [None, "set", 0, None]
+    for n, value in enumerate(states):
+        namespace["provider"] = value
+        for entry in (kit.call_tool, view.call_tool):
+            assert (await entry(ToolUseBlock(f"c{n}", "echo", '{"text": "a"}'))).content == "a"
+    del namespace["provider"]
+    await kit.call_tool(ToolUseBlock("c9", "echo", '{"text": "a"}'))
+    assert layer.seen == ["c1", "c1", "c2", "c2"]
+    assert layer.active() is False
+    namespace["provider"] = "set"
+    assert layer.active() is True
 
 
 async def test_a_layer_whose_active_raises_is_the_calls_middleware_error() -> None:

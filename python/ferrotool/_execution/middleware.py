@@ -7,7 +7,7 @@ scope, `ferrotool._execution.pipeline.CallScope`); called (twice, or from a task
 middleware starts) it runs that call, with the call and context it is given. A layer that
 declares a cheap synchronous ``active()`` is asked first at each call, and left out of the
 call when it says no (`ferrotool.telemetry.Tracing` while no tracer provider is set): it
-costs that one question.
+costs that one question, or one dictionary lookup when ``active`` is a `ferrotool._core.IsSet`.
 
 A middleware is one step of its call: what it raises, or a value it returns that is no
 `ToolResultBlock`, is that call's error result (the ``middleware`` step), never an exception

@@ -30,6 +30,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<caller::ToolCaller>()?;
     m.add("PendingCall", call::pending_call_type(m.py())?)?;
     m.add_class::<onion::Onion>()?;
+    m.add_class::<onion::IsSet>()?;
     m.add_class::<onion::NextLayer>()?;
     m.add_class::<onion::DirectRoute>()?;
     m.add("LayeredCall", onion::layered_call_type(m.py())?)?;

@@ -12,7 +12,7 @@
 //! active, `run` is `rest(call, context)`: the call costs what it costs without middleware.
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::ffi::pending::{self, PendingType, Plan, Started};
 use crate::route::plain_direct;
@@ -22,8 +22,8 @@ use crate::route::plain_direct;
 pub(crate) struct Onion {
     /// The middleware, the first outermost.
     layers: Py<PyTuple>,
-    /// Each layer's `active` method, if it has one.
-    active: Vec<Option<Py<PyAny>>>,
+    /// Each layer's `active`, if it has one.
+    active: Vec<Option<Active>>,
     /// The result of a call whose outermost middleware returned `value`: `settle(call, value)`.
     settle: Py<PyAny>,
     /// The result of a call whose middleware raised `error` (an `Exception`), or the error to
@@ -52,8 +52,14 @@ impl Onion {
             .iter()
             .map(|layer| {
                 Ok(match layer.getattr_opt(name)? {
-                    Some(active) if active.is_callable() => Some(active.unbind()),
-                    _ => None,
+                    Some(active) => match active.cast_into::<IsSet>() {
+                        Ok(slot) => Some(Active::Slot(slot.unbind())),
+                        Err(error) => {
+                            let active = error.into_inner();
+                            active.is_callable().then(|| Active::Call(active.unbind()))
+                        }
+                    },
+                    None => None,
                 })
             })
             .collect::<PyResult<Vec<_>>>()?;
@@ -167,20 +173,72 @@ impl Onion {
     }
 
     /// The layers that take part in a call now: every layer without `active()`, and those
-    /// whose `active()` is true.
+    /// whose `active()` is true (an empty tuple, allocated nowhere, when none does).
     fn active_layers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let layers = self.layers.bind(py);
         if self.active.iter().all(Option::is_none) {
             return Ok(layers.clone());
         }
-        let mut taking_part = Vec::with_capacity(self.active.len());
+        let mut taking_part = Vec::new();
         for (layer, active) in layers.iter().zip(&self.active) {
             match active {
-                Some(active) if !active.bind(py).call0()?.is_truthy()? => {}
+                Some(active) if !active.is_true(py)? => {}
                 _ => taking_part.push(layer),
             }
         }
+        if taking_part.len() == layers.len() {
+            return Ok(layers.clone());
+        }
         PyTuple::new(py, taking_part)
+    }
+}
+
+/// How the onion asks a layer whether it takes part in a call.
+enum Active {
+    /// Its `active()`, called.
+    Call(Py<PyAny>),
+    /// An `IsSet`, read without a call.
+    Slot(Py<IsSet>),
+}
+
+impl Active {
+    fn is_true(&self, py: Python<'_>) -> PyResult<bool> {
+        match self {
+            Self::Call(active) => active.bind(py).call0()?.is_truthy(),
+            Self::Slot(slot) => slot.get().is_set(py),
+        }
+    }
+}
+
+/// `IsSet(namespace, key)()`: whether `namespace[key]` holds a value other than `None`.
+///
+/// A layer's `active` of this type is read by the onion with one dictionary lookup and no
+/// call (`ferrotool.telemetry.Tracing` watches OpenTelemetry's global provider slot so).
+#[pyclass(module = "ferrotool._core", frozen)]
+pub(crate) struct IsSet {
+    namespace: Py<PyDict>,
+    key: Py<PyString>,
+}
+
+#[pymethods]
+impl IsSet {
+    #[new]
+    fn new(namespace: Py<PyDict>, key: Py<PyString>) -> Self {
+        Self { namespace, key }
+    }
+
+    fn __call__(&self, py: Python<'_>) -> PyResult<bool> {
+        self.is_set(py)
+    }
+}
+
+impl IsSet {
+    fn is_set(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self
+            .namespace
+            .bind(py)
+            .get_item(self.key.bind(py))?
+            .is_some_and(|value| !value.is_none()))
     }
 }
 
