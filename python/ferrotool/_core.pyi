@@ -13,8 +13,8 @@ from ferrotool.errors import ValidationError
 __all__ = [
     "DirectCall",
     "DirectRoute",
-    "IsSet",
     "ErrorDetail",
+    "IsSet",
     "JsonSchemaValidator",
     "LayeredCall",
     "NextLayer",
@@ -25,7 +25,9 @@ __all__ = [
     "__version__",
     "derive_schema",
     "invalid_arguments",
+    "plan_batch",
     "provider_schema",
+    "run_on_the_spot",
 ]
 __version__: str
 
@@ -166,6 +168,19 @@ def invalid_arguments(tool: str, details: tuple[ErrorDetail, ...]) -> tuple[str,
     ``{"code", "pointer", "expected", "found"}``.
     """
 
+def plan_batch(
+    calls: tuple[ToolUseBlock, ...],
+    kind_of: Callable[[str], tuple[bool, DirectCall | None]],
+    parallel: bool,
+) -> list[tuple[list[int], list[DirectCall] | None]]:
+    """A batch's slots, in order: ``[(indices, direct calls or None), ...]``.
+
+    ``kind_of(name)`` says how a call of ``name`` runs (``(concurrency_safe, the direct call
+    that runs it on the spot or None)``), asked once per name. With ``parallel``, consecutive
+    concurrency-safe calls share a slot; every other call has one of its own. A slot of two
+    or more calls that all run on the spot carries their direct calls; any other ``None``.
+    """
+
 def provider_schema(
     schema: bytes, dialect: str, /
 ) -> tuple[bytes, tuple[tuple[str, str, str, bool], ...], bool]:
@@ -178,6 +193,23 @@ def provider_schema(
 
     Raises:
         ValueError: ``schema`` is not valid JSON or ``dialect`` is unknown.
+    """
+
+def run_on_the_spot(
+    calls: tuple[ToolUseBlock, ...],
+    slot: list[int],
+    direct: list[DirectCall],
+    results: list[ToolResultBlock | None],
+    start: int,
+    *,
+    running: object,
+    one: bool,
+) -> tuple[int, ToolResultBlock | Exception | None]:
+    """Run a batch's calls that never yield, in turn, by their direct calls.
+
+    Runs ``calls[slot[k]]`` by ``direct[k]`` from ``k = start``, keeping each final result in
+    ``results``, and stops at the first call the caller must see: ``(k, its result or the
+    Exception it raised)``, or ``(len(slot), None)``. With ``one``, every call is seen.
     """
 
 @final

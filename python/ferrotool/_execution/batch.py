@@ -325,23 +325,37 @@ class _Batch:
             await self.one(index)
 
     async def at_once(self, slot: list[int], direct: list[_core.DirectCall]) -> None:
-        """Run the calls of ``slot``, none of which yields, by their direct calls, in turn."""
-        calls, results, emit = self.calls, self.results, self.emit
+        """Run the calls of ``slot``, none of which yields, by their direct calls, in turn.
+
+        The calls run in Rust (`ferrotool._core.run_on_the_spot`), which keeps each final
+        result and hands back here a call that raised, one still ``RUNNING``, and, while
+        someone listens, each call (its events are sent here).
+        """
+        calls, emit = self.calls, self.emit
+        position, count = 0, len(slot)
         async with _held(self.limiter):
-            for index, run in zip(slot, direct, strict=True):
-                call = calls[index]
+            while position < count:
                 if emit is not None:
-                    emit(ToolCallStarted(call))
-                try:
-                    result = run.run(call)
-                except (InjectionError, NotJsonText):
-                    raise
-                except Exception as exc:
-                    result = outcomes.step_failed(call, "call", exc)
-                if result.state is _RUNNING or emit is not None:
-                    self._record(index, call, result)
-                else:  # a direct call's result: stamped with its call, final, waiting for nothing
-                    results[index] = result
+                    emit(ToolCallStarted(calls[slot[position]]))
+                position, outcome = _core.run_on_the_spot(
+                    calls,
+                    slot,
+                    direct,
+                    self.results,
+                    position,
+                    running=_RUNNING,
+                    one=emit is not None,
+                )
+                if outcome is None:
+                    return
+                index = slot[position]
+                call = calls[index]
+                if isinstance(outcome, (InjectionError, NotJsonText)):
+                    raise outcome
+                if isinstance(outcome, Exception):
+                    outcome = outcomes.step_failed(call, "call", outcome)
+                self._record(index, call, outcome)
+                position += 1
 
     async def together(self, slot: list[int], width: int) -> None:
         """Run the calls of ``slot`` on ``width`` workers.
@@ -483,41 +497,19 @@ def _plan(
     config: ExecutionConfig | None,
     parallel: bool,
 ) -> list[tuple[list[int], list[_core.DirectCall] | None]]:
-    """The slots of `slots`, each with the on-the-spot direct calls of its calls, if any.
+    """The slots of the batch, each with the on-the-spot direct calls of its calls, if any.
 
-    A slot of two or more calls that all have one (`BatchHost.immediate`) carries them; any
-    other slot ``None``. One pass, asking the host once per name of the batch (most batches
+    Consecutive concurrency-safe calls share a slot (with ``parallel``), every other call has
+    one of its own; a slot of two or more calls that all have a direct call that never yields
+    (`BatchHost.immediate`) carries them, any other slot ``None``. One pass in Rust
+    (`ferrotool._core.plan_batch`), asking the host once per name of the batch (most batches
     call few tools).
     """
-    kinds: dict[object, tuple[bool, _core.DirectCall | None]] = {}
-    planned: list[tuple[list[int], list[_core.DirectCall] | None]] = []
-    run: list[int] = []
-    direct: list[_core.DirectCall] | None = []
-    for index, call in enumerate(calls):
-        name = call.name
-        try:
-            kind = kinds.get(name)
-        except TypeError:  # an unhashable name (a model's mistake): asked as it is
-            kind = None
-        if kind is None:
-            kind = (host.concurrency_safe(name), host.immediate(name, config))
-            with contextlib.suppress(TypeError):
-                kinds[name] = kind
-        if parallel and kind[0]:
-            run.append(index)
-            if direct is not None:
-                if kind[1] is None:
-                    direct = None
-                else:
-                    direct.append(kind[1])
-            continue
-        if run:
-            planned.append((run, direct if len(run) > 1 else None))
-            run, direct = [], []
-        planned.append(([index], None))
-    if run:
-        planned.append((run, direct if len(run) > 1 else None))
-    return planned
+
+    def kind(name: str) -> tuple[bool, _core.DirectCall | None]:
+        return host.concurrency_safe(name), host.immediate(name, config)
+
+    return _core.plan_batch(calls, kind, parallel)
 
 
 def _ignore(event: ToolEvent) -> None:

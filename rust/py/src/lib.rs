@@ -1,4 +1,5 @@
 //! `ferrotool._core`: the only place where `PyO3` appears.
+mod batch;
 mod call;
 mod caller;
 mod convert;
@@ -34,6 +35,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<onion::NextLayer>()?;
     m.add_class::<onion::DirectRoute>()?;
     m.add("LayeredCall", onion::layered_call_type(m.py())?)?;
+    m.add_function(wrap_pyfunction!(batch::plan_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::run_on_the_spot, m)?)?;
     m.add_function(wrap_pyfunction!(derive::derive_schema, m)?)?;
     m.add_function(wrap_pyfunction!(errors::invalid_arguments, m)?)?;
     m.add_function(wrap_pyfunction!(dialect::provider_schema, m)?)?;
