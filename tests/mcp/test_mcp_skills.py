@@ -134,6 +134,7 @@ def exposed(tmp_path: Path) -> McpToolServer:
     (folder / ".env").write_text(SECRET)
     os.symlink(tmp_path / "secret.txt", folder / "link.txt")
     os.symlink(outside, folder / "linked")
+    os.mkfifo(folder / "pipe")  # opened, it would block a reader that waits for a writer
     with open(folder / "huge.bin", "wb") as huge:  # sparse: no disk spent on it
         huge.truncate(MAX_RESOURCE_BYTES + 1)
     kit = Toolkit()
@@ -156,6 +157,7 @@ def exposed(tmp_path: Path) -> McpToolServer:
         ("link.txt", "not found, or refused"),
         ("linked/notes.md", "not found, or refused"),
         ("huge.bin", "not found, or refused"),
+        ("pipe", "not found, or refused"),
         ("missing.md", "not found, or refused"),
     ],
 )

@@ -159,6 +159,7 @@ class McpToolServer:
         "_bus",
         "_connections",
         "_context",
+        "_following",
         "_listen",
         "_listening",
         "_parsed",
@@ -205,6 +206,8 @@ class McpToolServer:
             weakref.WeakKeyDictionary()
         )
         self._listening: dict[Callable[..., object], int] = {}
+        self._following = threading.Lock()
+        """Guards the registry's replacement and the connections (the loop and changers)."""
         self._bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(self._bus)
         if isinstance(tools, Toolkit):
@@ -264,7 +267,8 @@ class McpToolServer:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             connection = getattr(ctx.session, "_connection", None)
             if connection is not None and connection not in self._connections:
-                self._connections[connection] = poster()
+                with self._following:
+                    self._connections[connection] = poster()
         return result
 
     async def _listened(
@@ -272,31 +276,37 @@ class McpToolServer:
     ) -> types.SubscriptionsListenResult:
         """A ``subscriptions/listen`` stream, its loop counted while it runs."""
         post = poster()
-        self._listening[post] = self._listening.get(post, 0) + 1
+        with self._following:
+            self._listening[post] = self._listening.get(post, 0) + 1
         try:
             return await self._listen(ctx, params)
         finally:
-            left = self._listening.pop(post) - 1
-            if left:
-                self._listening[post] = left
+            with self._following:
+                left = self._listening.pop(post, 1) - 1
+                if left:
+                    self._listening[post] = left
 
     def _followed(self, toolkit: Toolkit) -> None:
         """The toolkit changed (on the changing thread): serve it, and announce the change."""
-        old, new = self.registry, toolkit.snapshot()
-        self.registry = new
+        with self._following:  # changes on several threads: the latest snapshot is kept
+            old, new = self.registry, toolkit.snapshot()
+            self.registry = new
+            tracked = list(self._connections.items())
+            listening = list(self._listening)
         events: list[ServerEvent] = []
         if skills_of(old).signature != skills_of(new).signature:
             events += [PromptsListChanged(), ResourcesListChanged()]
         events.append(ToolsListChanged())  # last: once it is in, the others are
-        loops: dict[Callable[..., object], list[object]] = {post: [] for post in self._listening}
-        for connection, post in list(self._connections.items()):
+        loops: dict[Callable[..., object], list[object]] = {post: [] for post in listening}
+        for connection, post in tracked:
             loops.setdefault(post, []).append(connection)
         for post, connections in loops.items():
             announce = functools.partial(self._announce, connections, tuple(events))
             try:
                 post(spawn, announce)
             except RuntimeError:  # that loop has ended
-                self._listening.pop(post, None)
+                with self._following:
+                    self._listening.pop(post, None)
 
     async def _announce(self, connections: list[object], events: tuple[ServerEvent, ...]) -> None:
         """Send the change to each connection, and on the listen streams (on their loop)."""
