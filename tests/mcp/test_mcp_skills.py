@@ -23,7 +23,7 @@ from servers.skilled import toolkit as skilled_toolkit
 from test_mcp_serve import serve
 
 from ferrotool import Toolkit, ToolResultState, ToolUseBlock
-from ferrotool.errors import RegistrationError
+from ferrotool.errors import McpError, RegistrationError
 from ferrotool.mcp import McpClient, register_mcp, remove_mcp
 from ferrotool.mcp.server import McpToolServer
 from ferrotool.skills import (
@@ -409,3 +409,16 @@ async def test_a_fastmcp_servers_prompts_become_skills(
             await remove_mcp(kit, "fast")
     (warning,) = [r.getMessage() for r in caplog.records if "greet" in r.getMessage()]
     assert "prompt 'greet' is not a skill: it needs the arguments name" in warning
+
+
+async def test_the_client_reaches_prompts_and_resources_directly() -> None:
+    client = McpClient.in_process("served", McpToolServer(skilled_toolkit()))
+    async with client:
+        assert [p.name for p in await client.list_prompts()] == [CSV, "tidy_memory"]
+        assert len(await client.list_resources()) == 5
+        rules = await client.read_resource("skill://tidy_memory/rules.txt")
+        assert text_of(rules) == TIDY.resources["rules.txt"]
+        with pytest.raises(McpError, match=r"failed to give its prompt 'nope'.*unknown prompt"):
+            await client.get_prompt("nope")
+        with pytest.raises(McpError, match=r"failed to read its resource.*not a plain relative"):
+            await client.read_resource("skill://tidy_memory/../../etc/passwd")
