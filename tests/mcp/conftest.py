@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from mcp_support import SDK, free_port, start, stop
+from mcp_support import FASTMCP, SDK, free_port, start, stop
 
 # On trio, the SDK's streamable HTTP and SSE clients leave httpx2's and httpcore2's response
 # streams to the garbage collector, which trio reports as a ResourceWarning from its async
@@ -38,5 +38,14 @@ def sdk_sse() -> Iterator[int]:
     """The SDK's own server over SSE; yields its port."""
     port = free_port()
     process = start([SDK, "sse", str(port)], port)
+    yield port
+    stop(process)
+
+
+@pytest.fixture(scope="module")
+def fastmcp_http() -> Iterator[int]:
+    """The FastMCP server (`servers.fastmcp_server`) over streamable HTTP; yields its port."""
+    port = free_port()
+    process = start([FASTMCP, str(port)], port)
     yield port
     stop(process)

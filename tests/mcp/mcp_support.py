@@ -12,6 +12,7 @@ from pathlib import Path
 SERVERS = Path(__file__).parent / "servers"
 RAW = str(SERVERS / "raw_stdio.py")
 SDK = str(SERVERS / "sdk_server.py")
+FASTMCP = str(SERVERS / "fastmcp_server.py")
 PYTHON = sys.executable
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp_support import PYTHON, SERVERS, free_port, start, stop, wait_port
+from mcp_support import PYTHON, SERVERS, free_port, stop, wait_port
 from servers.progress_kit import toolkit as progress_toolkit
 
 from ferrotool import (
@@ -24,7 +24,6 @@ from ferrotool import (
 )
 from ferrotool.mcp import McpClient, ProgressHandler, register_mcp
 
-FASTMCP = str(SERVERS / "fastmcp_server.py")
 Report = tuple[float, float | None, str | None]
 THIRDS: list[Report] = [(1.0, 3.0, "1 of 3"), (2.0, 3.0, "2 of 3"), (3.0, 3.0, "3 of 3")]
 HALVES: list[Report] = [(1.0, 2.0, "one half"), (2.0, 2.0, None), (3.0, None, "done counting")]
@@ -179,15 +178,6 @@ async def test_the_sdk_servers_progress_reaches_the_emitter(sdk_http: int, mode:
     client = McpClient.streamable_http("sdk", f"http://127.0.0.1:{sdk_http}/mcp", mode=mode)
     chunks = await _progress_of(client, "mcp__sdk__progress")
     assert numbers(chunks) == [(1.0, 2.0, TextBlock("half")), (2.0, 2.0, TextBlock("all"))]
-
-
-@pytest.fixture(scope="module")
-def fastmcp_http() -> Iterator[int]:
-    """The FastMCP server over streamable HTTP; yields its port."""
-    port = free_port()
-    process = start([FASTMCP, str(port)], port)
-    yield port
-    stop(process)
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

@@ -66,7 +66,7 @@ class Toolkit(ToolSet):
         on_progress: Receives the progress chunks of every call.
     """
 
-    __slots__ = ("_lock", "_shared")
+    __slots__ = ("_lock", "_shared", "_watchers")
 
     def __init__(
         self,
@@ -77,7 +77,8 @@ class Toolkit(ToolSet):
         self._runner = Runner(
             config or ToolkitConfig(), () if on_progress is None else (on_progress,)
         )
-        self._lock = threading.RLock()
+        self._watchers: dict[object, Callable[[], None]] = {}
+        self._lock = _ChangeLock(self._changed)
         self._shared = False
         self._use(Table())
 
@@ -107,8 +108,33 @@ class Toolkit(ToolSet):
             self._shared = True
             return Registry(self._table, self._runner)
 
+    def on_change(self, key: object, watcher: Callable[[], None] | None) -> None:
+        """Call ``watcher()`` after each change of the toolkit (its tools, groups or presets).
+
+        It is called on the thread that made the change, once the change is complete (a
+        `snapshot` taken then holds it), with no lock held; it must be quick and raise nothing
+        (what it raises is logged). An MCP server that serves the toolkit follows it this way.
+
+        Args:
+            key: Names the watcher (one per key).
+            watcher: The watcher; ``None`` removes the one under ``key``.
+        """
+        with self._lock:
+            if watcher is None:
+                self._watchers.pop(key, None)
+            else:
+                self._watchers[key] = watcher
+
+    def _changed(self) -> None:
+        for watcher in tuple(self._watchers.values()):
+            try:
+                watcher()
+            except Exception:
+                _log.exception("a toolkit change watcher failed")
+
     def _writable(self) -> Table:
         """The table to change (the caller holds the lock): a copy if a registry holds it."""
+        self._lock.dirty = True
         if self._shared:
             self._use(self._table.copy())
             self._shared = False
@@ -488,6 +514,36 @@ class Toolkit(ToolSet):
 
     def __repr__(self) -> str:
         return f"<Toolkit of {len(self._table.entries)} tools>"
+
+
+@final
+class _ChangeLock:
+    """The toolkit's reentrant lock; leaving its outermost hold after a change tells watchers.
+
+    A change marks it ``dirty`` (`Toolkit._writable`); the watchers are called after the lock is
+    released, on the changing thread.
+    """
+
+    __slots__ = ("_depth", "_lock", "_on_change", "dirty")
+
+    def __init__(self, on_change: Callable[[], None]) -> None:
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._on_change = on_change
+        self.dirty = False
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        self._depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self._depth -= 1
+        fire = self._depth == 0 and self.dirty
+        if fire:
+            self.dirty = False
+        self._lock.release()
+        if fire:
+            self._on_change()
 
 
 def _tools_of(item: object) -> list[AgentTool]:

@@ -21,6 +21,7 @@ from ferrotool._registry.host import ToolHost, ToolReader
 from ferrotool._tools.base import AgentTool
 from ferrotool._values.groups import BASIC
 from ferrotool.errors import RegistrationError
+from ferrotool.mcp._skills import skill_source, skills_from
 from ferrotool.mcp.client import McpClient
 from ferrotool.mcp.tool import (
     McpTool,
@@ -30,6 +31,10 @@ from ferrotool.mcp.tool import (
     presets_for,
     trusted_names,
 )
+from ferrotool.skills.loader import LoadSkillThroughPath
+from ferrotool.skills.prompt import LOAD_SKILL
+from ferrotool.skills.registration import add_skills, skills_of
+from ferrotool.skills.skill import SkillSet
 
 _log: Final = logging.getLogger("ferrotool.mcp")
 
@@ -57,6 +62,7 @@ async def register_mcp(
     enable: Iterable[str] = (),
     disable: Iterable[str] = (),
     trust: McpTrust = False,
+    skills: bool = False,
 ) -> tuple[AgentTool, ...]:
     """Connect an MCP client and register its server's tools as ``mcp__{server}__{tool}``.
 
@@ -79,12 +85,18 @@ async def register_mcp(
         trust: Which tools run without asking (`McpTrust`): ``False``, the read-only ones;
             ``True``, all of them; or a collection of names on the server. Deny and ask rules
             still apply, and ``EXPLORE`` mode still denies what is not read-only.
+        skills: Also make the server's prompts skills (``load_skill_through_path`` loads
+            them): each prompt without a required argument is a skill named as the prompt,
+            its id ``{prompt}_mcp-{server}``, its instructions the prompt's text, and the
+            server's ``skill://{prompt}/{path}`` resources its files, read now. A prompt that
+            cannot be a skill is left out with a warning. Read once: `remove_mcp` removes them.
 
     Returns:
         The registered tools (`McpTool`).
 
     Raises:
-        RegistrationError: A group does not exist, or a name is taken; nothing is
+        RegistrationError: A group does not exist, a name is taken, or (with ``skills``) a
+            skill of the toolkit has the name of one of the server's prompts; nothing is
             registered then.
         McpError: The server could not be reached.
         TypeError: ``trust`` is neither a flag nor a collection of names.
@@ -98,6 +110,13 @@ async def register_mcp(
         raise RegistrationError(f"Tool group '{name}' does not exist")
     enabled, disabled = frozenset(enable), frozenset(disable)
     await client.initialize()
+    imported = await skills_from(client) if skills else ()
+    taken = sorted(skill.name for skill in imported if skill.name in skills_of(toolkit))
+    if taken:
+        raise RegistrationError(
+            f"MCP server '{client.name}' has prompts named as skills the toolkit holds: "
+            f"{', '.join(map(repr, taken))}"
+        )
 
     def listed(listing: tuple[types.Tool, ...], old: Iterable[str]) -> tuple[AgentTool, ...]:
         """Replace the tools named ``old`` by those of ``listing``, in one change."""
@@ -109,6 +128,8 @@ async def register_mcp(
         return toolkit.replace(old, tools, group=groups, presets=fixed)
 
     registered = listed(client.tools, ())
+    if imported:
+        add_skills(toolkit, *imported)
 
     async def follow(listing: tuple[types.Tool, ...]) -> None:
         old = [tool.name for tool in tools_of(toolkit, client.name) if tool.client is client]
@@ -134,21 +155,35 @@ async def remove_mcp(toolkit: ToolHost, name: str) -> tuple[str, ...]:
     the tools stay, the client stays open, a warning is logged (logger ``ferrotool.mcp``) and
     ``()`` is returned.
 
+    The skills it brought (``skills=True``) go too.
+
     Returns:
-        The names removed (none for a server not registered: nothing happens then).
+        The names of the tools removed, then the ids of the skills removed (none for a server
+        not registered: nothing happens then).
     """
     tools = tools_of(toolkit, name)
-    if not tools:
+    source = skill_source(name)
+    gone = tuple(skill.skill_id for skill in skills_of(toolkit) if skill.source == source)
+    if not tools and not gone:
         return ()
     if not toolkit.config.allow_removal:
         _log.warning("MCP server %r not removed: removal is disabled for this toolkit", name)
         return ()
     names = tuple(tool.name for tool in tools)
     toolkit.replace(names)
+    if gone:
+
+        def build(old: AgentTool | None) -> AgentTool | None:
+            if not isinstance(old, LoadSkillThroughPath):
+                return old
+            kept = SkillSet(skill for skill in old.skills if skill.source != source)
+            return LoadSkillThroughPath(kept, toolkit.groups()) if len(kept) else None
+
+        toolkit.rebuild(LOAD_SKILL, build)
     for client in {id(tool.client): tool.client for tool in tools}.values():
         client.on_tools_changed(toolkit, None)
         await client.close()
-    return names
+    return names + gone
 
 
 __all__ = ["register_mcp", "remove_mcp", "tools_of"]

@@ -9,9 +9,9 @@ import functools
 import logging
 import os
 import sys
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TextIO, TypeAlias
+from typing import Any, Final, TextIO, TypeAlias, TypeVar
 
 import httpx2
 import mcp_types as types
@@ -250,6 +250,28 @@ async def list_all(
     return tuple(tools)
 
 
+PageT = TypeVar("PageT")
+
+
+async def all_pages(
+    fetch: Callable[[str | None], Awaitable[tuple[list[PageT], str | None]]],
+) -> tuple[PageT, ...]:
+    """Every page of a listing: ``fetch(cursor)`` gives a page's items and the next cursor.
+
+    Bounded as `list_all` is: at most 1,000 pages, and a cursor seen twice ends the walk.
+    """
+    items: list[PageT] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(_PAGE_CAP):
+        page, cursor = await fetch(cursor)
+        items.extend(page)
+        if cursor is None or cursor in seen:
+            break
+        seen.add(cursor)
+    return tuple(items)
+
+
 async def _page_tool_by_tool(
     client: Client,
     cursor: str | None,
@@ -336,6 +358,7 @@ __all__ = [
     "Sse",
     "Stdio",
     "Target",
+    "all_pages",
     "describe",
     "in_process",
     "list_all",

@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType, TracebackType
-from typing import Any, Final, Literal, Self, TypeAlias, cast, final
+from typing import Any, Final, Literal, Self, TypeAlias, TypeVar, cast, final
 
 import anyio
 import anyio.abc
@@ -57,6 +57,7 @@ from ferrotool.mcp._transport import (
     Sse,
     Stdio,
     Target,
+    all_pages,
     describe,
     in_process,
     list_all,
@@ -85,6 +86,11 @@ HeaderProvider: TypeAlias = Callable[[RuntimeContext], Mapping[str, str]]
 
 ProgressHandler: TypeAlias = ProgressFnT
 """Receives a call's progress notifications: ``async (progress, total, message) -> None``."""
+
+AnswerT = TypeVar("AnswerT")
+ItemT = TypeVar("ItemT")
+Page: TypeAlias = tuple[list[ItemT], str | None]
+"""One page of a listing: its items, and the cursor of the next (``None``: the last)."""
 
 ToolsListener: TypeAlias = Callable[[tuple[types.Tool, ...]], Awaitable[None]]
 """Receives the server's new tool listing after it said the list changed."""
@@ -616,6 +622,97 @@ class McpClient:
             raise McpError(f"MCP server '{self.name}' failed to list its tools: {exc}") from exc
         connection.rejected = self._listed_rejects = tuple(rejected)
         return connection.tools
+
+    # - prompts and resources -
+
+    async def list_prompts(self) -> tuple[types.Prompt, ...]:
+        """The server's prompts (every page); none when it declares no prompts.
+
+        Raises:
+            McpError: The client is not initialized, or the server failed to answer.
+        """
+
+        async def page(client: Client, cursor: str | None) -> Page[types.Prompt]:
+            result = await client.list_prompts(cursor=cursor, cache_mode="bypass")
+            return result.prompts, result.next_cursor
+
+        return await self._listing("prompts", page)
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> types.GetPromptResult:
+        """One of the server's prompts, by its name, with its arguments.
+
+        Raises:
+            McpError: The client is not initialized, or the server failed to answer (an
+                unknown prompt among other reasons).
+        """
+        client = await self._needed("prompts")
+        return await self._asked(
+            f"give its prompt {name!r}", client.get_prompt(name, dict(arguments or {}))
+        )
+
+    async def list_resources(self) -> tuple[types.Resource, ...]:
+        """The server's resources (every page); none when it declares no resources.
+
+        Raises:
+            McpError: The client is not initialized, or the server failed to answer.
+        """
+
+        async def page(client: Client, cursor: str | None) -> Page[types.Resource]:
+            result = await client.list_resources(cursor=cursor, cache_mode="bypass")
+            return result.resources, result.next_cursor
+
+        return await self._listing("resources", page)
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        """One of the server's resources, by its URI.
+
+        Raises:
+            McpError: The client is not initialized, or the server failed to answer (a
+                resource it does not have or refuses among other reasons).
+        """
+        client = await self._needed("resources")
+        return await self._asked(
+            f"read its resource {uri!r}", client.read_resource(uri, cache_mode="bypass")
+        )
+
+    async def _listing(
+        self, capability: str, page: Callable[[Client, str | None], Awaitable[Page[ItemT]]]
+    ) -> tuple[ItemT, ...]:
+        """Every page of a listing of ``capability`` (none when the server lacks it)."""
+        client = await self._client(capability)
+        if client is None:
+            return ()
+        return await self._asked(
+            f"list its {capability}", all_pages(lambda cursor: page(client, cursor))
+        )
+
+    async def _client(self, capability: str) -> Client | None:
+        """The live SDK client, or ``None`` when the server lacks ``capability``."""
+        self._live()
+        client = (await self._connect()).client
+        if getattr(client.server_capabilities, capability, None) is None:
+            return None
+        return client
+
+    async def _needed(self, capability: str) -> Client:
+        client = await self._client(capability)
+        if client is None:
+            raise McpError(f"MCP server '{self.name}' declares no {capability}")
+        return client
+
+    async def _asked(self, what: str, request: Awaitable[AnswerT]) -> AnswerT:
+        """A request's answer; its failure as an `McpError` saying what was asked."""
+        try:
+            with anyio.fail_after(self.request_timeout):
+                return await request
+        except TimeoutError:
+            raise McpError(
+                f"MCP server '{self.name}' did not {what} within {self.request_timeout:g} s"
+            ) from None
+        except (MCPError, httpx2.HTTPError, OSError, anyio.BrokenResourceError) as exc:
+            raise McpError(f"MCP server '{self.name}' failed to {what}: {describe(exc)}") from exc
 
     # - calls -
 

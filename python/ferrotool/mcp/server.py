@@ -16,27 +16,47 @@ elicitation: a live ``elicitation/create`` request on a handshake-era session, a
 ``InputRequiredResult`` on a 2026-07-28 one (the waiting call stays in the session store, so
 any worker can take the answer). A client that cannot answer elicitations gets an ``isError``
 result saying why, and the call does not run.
+
+The toolkit's skills are prompts and resources (`ferrotool.mcp._skills`). A served `Toolkit` is
+followed: each change of it is served from then on, and announced to the connected clients
+(``notifications/tools/list_changed``, and the prompts' and resources' when its skills changed:
+on the connection of a handshake-era session, on ``subscriptions/listen`` streams for a
+2026-07-28 client).
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import math
 import threading
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, final
 
 import anyio
 import anyio.from_thread
+import anyio.to_thread
 import mcp_types as types
 import orjson
-from mcp.server import Server
-from mcp.server.context import ServerRequestContext
+from mcp.server import NotificationOptions, Server
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ServerEvent,
+    ToolsListChanged,
+)
 from mcp_types import SERVER_INFO_META_KEY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ferrotool import __version__
 from ferrotool._execution.batch import Confirmation, waiting
+from ferrotool._execution.loopback import poster, spawn
 from ferrotool._registry.registry import Registry
 from ferrotool._registry.toolkit import Toolkit
 from ferrotool._registry.view import ToolView
@@ -55,8 +75,12 @@ from ferrotool._values.content import JsonBlock, TextBlock
 from ferrotool._values.context import RuntimeContext, ToolProgress
 from ferrotool._values.json import JsonValue
 from ferrotool.errors import ResumeError
+from ferrotool.mcp import _skills
 from ferrotool.mcp._auth import McpPrincipal, principal_of
 from ferrotool.mcp._convert import SESSION_META_KEY, wire_result
+from ferrotool.skills.registration import skills_of
+
+_log: Final = logging.getLogger("ferrotool.mcp")
 
 _ASK: Final = "ferrotool"
 """The key of ferrotool's question in an ``InputRequiredResult``."""
@@ -80,6 +104,34 @@ RESULT_SCHEMA: Final[dict[str, Any]] = {
 """The form a client fills in with an external tool's result (an elicitation's schema)."""
 
 _PARSED_CAP: Final = 256
+_FOLLOWED: Final = NotificationOptions(
+    prompts_changed=True, resources_changed=True, tools_changed=True
+)
+_CHANGED: Final[dict[type[ServerEvent], str]] = {
+    ToolsListChanged: "notifications/tools/list_changed",
+    PromptsListChanged: "notifications/prompts/list_changed",
+    ResourcesListChanged: "notifications/resources/list_changed",
+}
+
+
+class _Server(Server[Any]):
+    """The SDK's low-level server, declaring the list changes its `McpToolServer` announces.
+
+    Every transport asks the server for its initialization options; these carry the
+    ``listChanged`` capabilities of the handshake era (``changes``).
+    """
+
+    changes: NotificationOptions = NotificationOptions()
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or self.changes, experimental_capabilities, extensions
+        )
 
 
 @final
@@ -87,7 +139,8 @@ class McpToolServer:
     """A toolkit's tools served over MCP (see the module's docstring).
 
     Args:
-        tools: The toolkit (a snapshot is taken) or registry to serve.
+        tools: The toolkit to serve and follow (each change is served from then on, and
+            announced to the connected clients), or a registry (served as it is).
         name: The server's name in ``serverInfo``.
         store: Where each session's tool state lives (default: this process's memory; a
             `ferrotool.redis.RedisSessionStore` shares it between worker processes).
@@ -97,12 +150,18 @@ class McpToolServer:
 
     Attributes:
         server: The SDK's low-level server, to run on any of its transports.
-        registry: The tools served.
+        registry: The tools served (the followed toolkit's latest snapshot).
         store: The session store.
     """
 
     __slots__ = (
+        "__weakref__",
+        "_bus",
+        "_connections",
         "_context",
+        "_following",
+        "_listen",
+        "_listening",
         "_parsed",
         "_process_session",
         "_stamp_info",
@@ -121,11 +180,11 @@ class McpToolServer:
         context: RuntimeContext | None = None,
     ) -> None:
         self._context = context or RuntimeContext()
-        self.registry: Final = tools.snapshot() if isinstance(tools, Toolkit) else tools
+        self.registry: Registry = tools.snapshot() if isinstance(tools, Toolkit) else tools
         self.store: Final[SessionStore] = store if store is not None else InMemorySessionStore()
         self._process_session = uuid.uuid4().hex
         self._parsed: dict[bytes, list[JsonValue]] = {}
-        self.server: Final = Server(
+        self.server: Final = _Server(
             name,
             version=__version__,
             instructions=instructions,
@@ -140,6 +199,127 @@ class McpToolServer:
             "tools/list", types.PaginatedRequestParams, self._list_tools
         )
         self.server.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
+        self._add_skill_handlers()
+        # The connections of handshake-era sessions (announced to there), and the loops on
+        # which `subscriptions/listen` streams run, by their "run this soon".
+        self._connections: weakref.WeakKeyDictionary[object, Callable[..., object]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._listening: dict[Callable[..., object], int] = {}
+        self._following = threading.Lock()
+        """Guards the registry's replacement and the connections (the loop and changers)."""
+        self._bus = InMemorySubscriptionBus()
+        self._listen = ListenHandler(self._bus)
+        if isinstance(tools, Toolkit):
+            self.server.changes = _FOLLOWED
+            self.server.add_request_handler(
+                "subscriptions/listen", types.SubscriptionsListenRequestParams, self._listened
+            )
+            self.server.middleware.append(self._track)
+            key = object()
+            tools.on_change(key, functools.partial(_follow, weakref.ref(self), tools))
+            weakref.finalize(self, tools.on_change, key, None)
+
+    # - skills: prompts and resources -
+
+    def _add_skill_handlers(self) -> None:
+        server = self.server
+
+        async def list_prompts(
+            ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+        ) -> types.ListPromptsResult:
+            return _skills.prompts(skills_of(self.registry))
+
+        async def get_prompt(
+            ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+        ) -> types.GetPromptResult:
+            return _skills.prompt(skills_of(self.registry), params.name)
+
+        async def list_resources(
+            ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+        ) -> types.ListResourcesResult:
+            return await anyio.to_thread.run_sync(_skills.resources, skills_of(self.registry))
+
+        async def list_templates(
+            ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+        ) -> types.ListResourceTemplatesResult:
+            return _skills.templates()
+
+        async def read_resource(
+            ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+        ) -> types.ReadResourceResult:
+            return await anyio.to_thread.run_sync(_skills.read, self.registry, str(params.uri))
+
+        paginated = types.PaginatedRequestParams
+        server.add_request_handler("prompts/list", paginated, list_prompts)
+        server.add_request_handler("prompts/get", types.GetPromptRequestParams, get_prompt)
+        server.add_request_handler("resources/list", paginated, list_resources)
+        server.add_request_handler("resources/templates/list", paginated, list_templates)
+        server.add_request_handler("resources/read", types.ReadResourceRequestParams, read_resource)
+
+    # - following the toolkit -
+
+    async def _track(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """Middleware: remember the connection of a handshake-era session, to announce to."""
+        result = await call_next(ctx)
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            connection = getattr(ctx.session, "_connection", None)
+            if connection is not None and connection not in self._connections:
+                with self._following:
+                    self._connections[connection] = poster()
+        return result
+
+    async def _listened(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """A ``subscriptions/listen`` stream, its loop counted while it runs."""
+        post = poster()
+        with self._following:
+            self._listening[post] = self._listening.get(post, 0) + 1
+        try:
+            return await self._listen(ctx, params)
+        finally:
+            with self._following:
+                left = self._listening.pop(post, 1) - 1
+                if left:
+                    self._listening[post] = left
+
+    def _followed(self, toolkit: Toolkit) -> None:
+        """The toolkit changed (on the changing thread): serve it, and announce the change."""
+        with self._following:  # changes on several threads: the latest snapshot is kept
+            old, new = self.registry, toolkit.snapshot()
+            self.registry = new
+            tracked = list(self._connections.items())
+            listening = list(self._listening)
+        events: list[ServerEvent] = []
+        if skills_of(old).signature != skills_of(new).signature:
+            events += [PromptsListChanged(), ResourcesListChanged()]
+        events.append(ToolsListChanged())  # last: once it is in, the others are
+        loops: dict[Callable[..., object], list[object]] = {post: [] for post in listening}
+        for connection, post in tracked:
+            loops.setdefault(post, []).append(connection)
+        for post, connections in loops.items():
+            announce = functools.partial(self._announce, connections, tuple(events))
+            try:
+                post(spawn, announce)
+            except RuntimeError:  # that loop has ended
+                with self._following:
+                    self._listening.pop(post, None)
+
+    async def _announce(self, connections: list[object], events: tuple[ServerEvent, ...]) -> None:
+        """Send the change to each connection, and on the listen streams (on their loop)."""
+        for event in events:
+            try:
+                if self._listening:
+                    await self._bus.publish(event)
+                for connection in connections:
+                    notify = getattr(connection, "notify", None)
+                    if notify is not None:
+                        await notify(_CHANGED[type(event)], None)
+            except Exception:
+                _log.exception("announcing a change of the served toolkit failed")
 
     # - sessions -
 
@@ -341,6 +521,13 @@ class McpToolServer:
         except ResumeError as exc:
             return ToolResultBlock.error(str(exc), id=call.id, name=call.name)
         return batch.results[0]
+
+
+def _follow(server: weakref.ref[McpToolServer], toolkit: Toolkit) -> None:
+    """A toolkit's change watcher: the server, while it lives, follows the change."""
+    found = server()
+    if found is not None:
+        found._followed(toolkit)
 
 
 def _with_principal(context: RuntimeContext, ctx: ServerRequestContext[Any, Any]) -> RuntimeContext:

@@ -159,8 +159,8 @@ class LoadSkillThroughPath(ToolBase[dict[str, str]], DerivedTool):
                 f"Content:\n---\n{skill.content}\n---\n"
             )
         else:
-            with nullcontext() if self._hold is None else self._hold():
-                content = self._resource(skill, path, self._roots.get(skill_id))
+            with self._holding():
+                content = self._read(skill, path)
                 if content is None:
                     return self._not_found(skill, path)
             text = (
@@ -169,15 +169,31 @@ class LoadSkillThroughPath(ToolBase[dict[str, str]], DerivedTool):
             )
         return await self._activate(param, skill, path, text)
 
-    @staticmethod
-    def _resource(skill: AgentSkill, path: str, root: str | None) -> str | None:
+    def read_resource(self, skill_id: str, path: str) -> str | None:
+        """A skill's file (not ``SKILL.md``) as a load reads it, or ``None``.
+
+        ``None`` when the skill is unknown, the path is not an acceptable one
+        (`ferrotool.skills.resources.clean_path`), or the file is missing or refused (outside
+        the skill's folder, a symlink out of it, larger than
+        `ferrotool.skills.resources.MAX_RESOURCE_BYTES`). Binary files come as ``base64:...``.
+        """
+        skill = self._by_id.get(skill_id)
+        if skill is None:
+            return None
+        with self._holding():
+            return self._read(skill, path)
+
+    def _holding(self) -> AbstractContextManager[None]:
+        return nullcontext() if self._hold is None else self._hold()
+
+    def _read(self, skill: AgentSkill, path: str) -> str | None:
         cleaned = clean_path(path)
         if cleaned is None:
             return None
         held = skill.resources.get(cleaned)
         if held is not None:
             return held
-        return read_from_disk(skill, cleaned, root)
+        return read_from_disk(skill, cleaned, self._roots.get(skill.skill_id))
 
     @staticmethod
     def _not_found(skill: AgentSkill, path: str) -> ToolResultBlock:

@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
+import orjson
+
 from ferrotool._permissions.confine import Refused, is_inside, opened_root, read_beneath, real
 from ferrotool.skills.skill import BASE64_PREFIX, SKILL_FILE, AgentSkill
 
@@ -92,6 +94,13 @@ def read_from_disk(skill: AgentSkill, path: str, root: str | None = None) -> str
         return None
 
 
+def skill_markdown(skill: AgentSkill) -> str:
+    """The skill's ``SKILL.md``: front matter (its name and description), then its instructions."""
+    # JSON's string syntax is valid YAML (a double-quoted scalar).
+    name, description = orjson.dumps(skill.name).decode(), orjson.dumps(skill.description).decode()
+    return f"---\nname: {name}\ndescription: {description}\n---\n\n{skill.content}\n"
+
+
 def disk_files(origin: Path) -> Iterator[str]:
     """The resource paths under a skill folder: regular, non-hidden files, symlinks skipped.
 
@@ -142,5 +151,6 @@ __all__ = [
     "disk_files",
     "listing",
     "read_from_disk",
+    "skill_markdown",
     "text_of",
 ]

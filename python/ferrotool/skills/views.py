@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
 
 import anyio.to_thread
-import orjson
 
 from ferrotool._execution.middleware import Middleware
 from ferrotool._permissions.confine import is_inside, real
@@ -47,7 +46,7 @@ from ferrotool.skills.loader import LoadSkillThroughPath
 from ferrotool.skills.prompt import skill_prompt
 from ferrotool.skills.registration import skills_of
 from ferrotool.skills.repository import SkillRepository, collect
-from ferrotool.skills.resources import clean_path
+from ferrotool.skills.resources import clean_path, skill_markdown
 from ferrotool.skills.skill import BASE64_PREFIX, SKILL_FILE, AgentSkill, SkillSet
 
 if TYPE_CHECKING:
@@ -303,8 +302,7 @@ def _write_skill(root: Path, skill: AgentSkill) -> Path:
     folder = root / folder_name(skill.skill_id)
     root.mkdir(parents=True, exist_ok=True)
     folder.mkdir()
-    front = f"---\nname: {_quoted(skill.name)}\ndescription: {_quoted(skill.description)}\n---\n\n"
-    (folder / SKILL_FILE).write_text(front + skill.content + "\n", encoding="utf-8")
+    (folder / SKILL_FILE).write_text(skill_markdown(skill), encoding="utf-8")
     real_root = real(folder)
     for key, value in skill.resources.items():
         cleaned = clean_path(key)
@@ -322,11 +320,6 @@ def _write_skill(root: Path, skill: AgentSkill) -> Path:
         else:
             target.write_text(value, encoding="utf-8")
     return folder
-
-
-def _quoted(text: str) -> str:
-    """A YAML double-quoted scalar (JSON's string syntax is valid YAML)."""
-    return orjson.dumps(text).decode()
 
 
 def _close(boxes: OrderedDict[str, SkillBox], made: list[Path]) -> None:
