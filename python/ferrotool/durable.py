@@ -136,6 +136,9 @@ class DurableToolkit:
         self._context = context
         prefix = f"ferrotool.{name}"
 
+        async def begin(run: str) -> str:  # records that a non-idempotent call starts in `run`
+            return run
+
         async def call(encoded: str, run: bool) -> str:
             return await self._run_call(encoded, run)
 
@@ -145,7 +148,7 @@ class DurableToolkit:
         async def batch(encoded: list[str], parallel: bool) -> str:
             return await self._run_batch(encoded, parallel)
 
-        self._begin: Callable[[str], Awaitable[str]] = DBOS.step(name=f"{prefix}.begin")(_begin)
+        self._begin: Callable[[str], Awaitable[str]] = DBOS.step(name=f"{prefix}.begin")(begin)
         self._call: Callable[[str, bool], Awaitable[str]] = DBOS.step(name=f"{prefix}.call")(call)
         self._suspend: Callable[[list[str], list[str]], Awaitable[str]] = DBOS.step(
             name=f"{prefix}.suspend"
@@ -277,11 +280,6 @@ def not_retried(call: ToolUseBlock) -> ToolResultBlock:
         name=call.name,
         metadata={"durable": NOT_RETRIED},
     )
-
-
-async def _begin(run: str) -> str:
-    """The step recording that a non-idempotent call starts, in the workflow's run ``run``."""
-    return run
 
 
 def _ignore(event: object) -> None:

@@ -34,7 +34,8 @@ import worker
 
 from ferrotool.durable import NOT_RETRIED
 
-ROUNDS = 12
+ROUNDS = 8
+OVERLAPPING = 3
 SEED = 20261205
 LIMIT = 60.0  # seconds: a safety net, never reached when things work
 
@@ -108,29 +109,28 @@ class Seen:
     recovered: int = 0  # calls that ran only in the recovering process
 
 
-def one_round(
+def crash(
     forks: multiprocessing.context.ForkServerContext,
     folder: Path,
-    rng: random.Random,
     number: int,
-    seen: Seen,
-) -> None:
-    n = rng.randint(3, 7)
-    plan = [rng.choice("iin") for _ in range(n)]
-    k = rng.randrange(n)
-    # Alternately a pay and a record call in flight at the kill; every third round, killed just
-    # after a call's effect, when its result may or may not be recorded yet.
-    plan[k] = "n" if number % 2 else "i"
-    at = "end" if number % 3 == 2 else "start"
-    kinds = "".join(plan)
+    kinds: str,
+    kill_at: str,
+    hold: str = "",
+) -> tuple[list[dict[str, object]], Lines, Lines]:
+    """Run the batch ``kinds``, kill it at the log line ``kill_at``, recover it.
+
+    The calls ``hold`` (comma-separated ids) never end in the killed process.
+
+    Returns:
+        The recovered batch's results, and the log's lines of each process.
+    """
     log = folder / f"log-{number}"
     out = folder / f"out-{number}"
-    workflow = f"batch-{number}"
-    args = (str(folder), str(log), workflow, kinds)
+    args = (str(folder), str(log), f"batch-{number}", kinds)
 
-    running = forks.Process(target=worker.main, args=("run", *args))
+    running = forks.Process(target=worker.main, args=("run", *args, "", hold))
     running.start()
-    kill_when(running, log, f"run {at} c{k}\n")
+    kill_when(running, log, f"run {kill_at}\n")
 
     recovering = forks.Process(target=worker.main, args=("recover", *args, str(out)))
     recovering.start()
@@ -138,42 +138,70 @@ def one_round(
     assert recovering.exitcode == 0
 
     results = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    names = {"i": "record", "n": "pay"}
     assert [(r["id"], r["name"]) for r in results] == [
-        (f"c{i}", names[kind]) for i, kind in enumerate(kinds)
+        (f"c{i}", worker.TOOLS[kind]) for i, kind in enumerate(kinds)
     ]
-    first, second = read(log, "run"), read(log, "recover")
-    flight = int(first.order[-1].removeprefix("c"))  # the last call the killed process started
-    assert first.order == [f"c{i}" for i in range(flight + 1)]
+    return results, read(log, "run"), read(log, "recover")
+
+
+def check_each(
+    kinds: str, results: list[dict[str, object]], first: Lines, second: Lines, seen: Seen
+) -> None:
+    """The guarantees every call keeps, whatever ran when: see the module's docstring."""
     for index, (kind, result) in enumerate(zip(kinds, results, strict=True)):
         call = f"c{index}"
-        done = result["state"] == "success"
-        if done:
+        runs = (first.started[call], second.started[call])
+        assert max(runs) <= 1
+        if result["state"] == "success":
             assert result["output"] == [{"type": "text", "text": f"{call}:{index}"}]
+            assert first.ended[call] + second.ended[call] >= 1
+        else:  # only a non-idempotent call, never run in the recovering process
+            assert kind not in worker.IDEMPOTENT
+            assert result["metadata"] == {"durable": NOT_RETRIED}, result
+            assert second.started[call] == 0
+            seen.not_retried += 1
+        if kind not in worker.IDEMPOTENT:
+            assert sum(runs) <= 1  # never twice
+        elif runs == (1, 1):
+            assert first.ended[call] + second.ended[call] >= 1
+            seen.ran_again += 1
+        if runs == (0, 1):
+            seen.recovered += 1
+
+
+def one_round(
+    forks: multiprocessing.context.ForkServerContext,
+    folder: Path,
+    rng: random.Random,
+    number: int,
+    seen: Seen,
+) -> None:
+    """A batch of calls that run one at a time, killed at call ``k``."""
+    n = rng.randint(3, 7)
+    plan = [rng.choice("iin") for _ in range(n)]
+    k = rng.randrange(n)
+    # Alternately a pay and a record call in flight at the kill (held there: it never ends);
+    # every third round, killed just after a call's effect, when its result may or may not be
+    # recorded yet.
+    plan[k] = "n" if number % 2 else "i"
+    at = "end" if number % 3 == 2 else "start"
+    kinds = "".join(plan)
+    hold = f"c{k}" if at == "start" else ""
+    results, first, second = crash(forks, folder, number, kinds, f"{at} c{k}", hold)
+    check_each(kinds, results, first, second, seen)
+    # One call at a time: the killed process ran the calls up to the one in flight, in order.
+    flight = int(first.order[-1].removeprefix("c"))  # the last call the killed process started
+    assert first.order == [f"c{i}" for i in range(flight + 1)]
+    for index, kind in enumerate(kinds):
+        call = f"c{index}"
         if index < flight:  # finished and recorded: once, in the killed process
             assert (first.started[call], first.ended[call], second.started[call]) == (1, 1, 0)
-            assert done
-        elif index == flight:
-            assert first.started[call] == 1
-            if kind == "i":
-                assert done
-                assert second.started[call] <= 1
-                seen.ran_again += second.started[call]
-            else:  # never twice: its recorded result, or the error
-                assert second.started[call] == 0
-                if not done:
-                    assert result["metadata"] == {"durable": NOT_RETRIED}, result
-                    seen.not_retried += 1
-                else:
-                    assert first.ended[call] == 1
-        else:  # not started before the kill
+        elif index > flight:  # not started before the kill
             assert first.started[call] == 0
-            if done:
-                assert (second.started[call], second.ended[call]) == (1, 1)
-                seen.recovered += 1
-            else:  # a pay call whose start was recorded an instant before the kill
-                assert (kind, index, second.started[call]) == ("n", flight + 1, 0)
-                assert result["metadata"] == {"durable": NOT_RETRIED}
+            # It runs in the recovering process, but for a pay call whose start was recorded an
+            # instant before the kill, which ends with the error.
+            if second.started[call] == 0:
+                assert (kind, index) == ("n", flight + 1)
 
 
 def test_a_killed_batch_recovers_running_every_finished_call_once(
@@ -183,8 +211,27 @@ def test_a_killed_batch_recovers_running_every_finished_call_once(
     seen = Seen()
     for number in range(ROUNDS):
         one_round(forks, tmp_path, rng, number, seen)
-    # Kills at a call's start always land mid-call (it waits between its two lines).
+    # A call held at the kill is in flight: half of them pay calls, half record calls.
     assert seen.not_retried >= ROUNDS // 3
     assert seen.ran_again >= ROUNDS // 3
     assert seen.recovered > 0
     assert os.listdir(tmp_path)
+
+
+def test_a_killed_batch_of_overlapping_calls_runs_no_pay_twice(
+    forks: multiprocessing.context.ForkServerContext, tmp_path: Path
+) -> None:
+    """Concurrency-safe calls run as overlapping steps; the kill comes after ``k`` ended."""
+    rng = random.Random(SEED + 1)
+    seen = Seen()
+    for number in range(OVERLAPPING):
+        kinds = "".join(rng.choice("sp") for _ in range(rng.randint(3, 6)))
+        # The calls start together; those from ``k`` on are held (in flight at the kill), the
+        # others end, their results recorded or not when the last call starts.
+        k = rng.randrange(len(kinds))
+        hold = ",".join(f"c{i}" for i in range(k, len(kinds)))
+        last = f"start c{len(kinds) - 1}"
+        results, first, second = crash(forks, tmp_path, number, kinds, last, hold)
+        check_each(kinds, results, first, second, seen)
+    assert seen.not_retried > 0
+    assert seen.ran_again > 0

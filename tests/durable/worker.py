@@ -1,13 +1,17 @@
 """A process that runs (``run``) or recovers (``recover``) one durable batch.
 
-``python worker.py MODE FOLDER LOG WORKFLOW_ID PLAN``
+``python worker.py MODE FOLDER LOG WORKFLOW_ID PLAN [OUT [HOLD]]``
 
 * ``FOLDER``: where DBOS's SQLite database is.
 * ``LOG``: the side-effect log: each call appends ``<phase> start <call id>`` before its effect and
   ``<phase> end <call id>`` after it, each line flushed and fsynced.
 * ``PLAN``: one letter per call, in call order: ``i`` a call of the idempotent tool ``record``,
-  ``n`` one of the non-idempotent ``pay``. Both tools are unsafe to overlap (one call at a time),
-  and each waits ``DELAY`` seconds between its two lines, so a kill can land mid-call.
+  ``n`` one of the non-idempotent ``pay`` (both unsafe to overlap: one call at a time); ``s``
+  and ``p`` the same two as concurrency-safe tools (``record_together``, ``pay_together``),
+  whose consecutive calls run as overlapping steps. Each tool waits ``DELAY`` seconds between
+  its two lines.
+* ``HOLD``: the ids of the calls (comma-separated) that, in ``run``, never end: they wait
+  after their first line until the process is killed, so that they are in flight at the kill.
 
 ``run`` starts the batch under ``WORKFLOW_ID`` (and is killed before it ends); ``recover``
 launches DBOS on the same database, which recovers the workflow, waits for its batch and prints
@@ -29,10 +33,15 @@ from dbos import DBOS
 from ferrotool import Toolkit, ToolUseBlock, tool
 from ferrotool.durable import DurableToolkit, config
 
-DELAY = 0.05
+DELAY = 0.01
+HELD = 600.0  # seconds: longer than any test waits for the kill
+TOOLS = {"i": "record", "n": "pay", "s": "record_together", "p": "pay_together"}
+"""The tool of each letter of a plan."""
+IDEMPOTENT = frozenset("is")
+"""The letters of the idempotent tools."""
 
 
-def tools(log: Path, phase: str) -> Toolkit:
+def tools(log: Path, phase: str, hold: frozenset[str] = frozenset()) -> Toolkit:
     """The toolkit both processes build: the same tools under the same names."""
 
     def write(line: str) -> None:
@@ -43,7 +52,7 @@ def tools(log: Path, phase: str) -> Toolkit:
 
     async def effect(call: ToolUseBlock, amount: int) -> str:
         write(f"start {call.id}")
-        await asyncio.sleep(DELAY)
+        await asyncio.sleep(HELD if call.id in hold else DELAY)
         write(f"end {call.id}")
         return f"{call.id}:{amount}"
 
@@ -57,24 +66,35 @@ def tools(log: Path, phase: str) -> Toolkit:
         """Pay an amount (never twice)."""
         return await effect(call, amount)
 
+    @tool
+    async def record_together(amount: int, call: ToolUseBlock) -> str:
+        """Record an amount (safe to repeat, and beside other calls)."""
+        return await effect(call, amount)
+
+    @tool(idempotent=False)
+    async def pay_together(amount: int, call: ToolUseBlock) -> str:
+        """Pay an amount (never twice; beside other calls)."""
+        return await effect(call, amount)
+
     toolkit = Toolkit()
-    toolkit.register(record)
-    toolkit.register(pay)
+    for each in (record, pay, record_together, pay_together):
+        toolkit.register(each)
     return toolkit
 
 
 def calls(plan: str) -> list[ToolUseBlock]:
     """The batch's calls: ``c0``, ``c1``... of ``record`` or ``pay``, as ``plan`` says."""
-    names = {"i": "record", "n": "pay"}
     return [
-        ToolUseBlock.of(f"c{index}", names[kind], {"amount": index})
+        ToolUseBlock.of(f"c{index}", TOOLS[kind], {"amount": index})
         for index, kind in enumerate(plan)
     ]
 
 
-async def work(mode: str, folder: str, log: str, workflow_id: str, plan: str) -> list[str]:
+async def work(
+    mode: str, folder: str, log: str, workflow_id: str, plan: str, hold: frozenset[str]
+) -> list[str]:
     """Run or recover the batch; the recovered batch's results, as JSON lines."""
-    durable = DurableToolkit(tools(Path(log), mode), name="crash")
+    durable = DurableToolkit(tools(Path(log), mode, hold), name="crash")
     settings = config(folder, name="crash")
     settings["log_level"] = "WARNING"
     DBOS(config=settings)
@@ -89,9 +109,12 @@ async def work(mode: str, folder: str, log: str, workflow_id: str, plan: str) ->
         DBOS.destroy()
 
 
-def main(mode: str, folder: str, log: str, workflow_id: str, plan: str, out: str = "") -> None:
+def main(
+    mode: str, folder: str, log: str, workflow_id: str, plan: str, out: str = "", hold: str = ""
+) -> None:
     """The process's work; the results go to the file ``out``, else to stdout."""
-    lines = asyncio.run(work(mode, folder, log, workflow_id, plan))
+    held = frozenset(hold.split(",")) if hold and mode == "run" else frozenset[str]()
+    lines = asyncio.run(work(mode, folder, log, workflow_id, plan, held))
     text = "".join(f"{line}\n" for line in lines)
     if out:
         Path(out).write_text(text, encoding="utf-8")
