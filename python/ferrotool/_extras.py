@@ -17,6 +17,7 @@ EXTRAS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
     {
         "mcp": ("mcp", "mcp_types", "httpx2", "pydantic", "starlette", "sse_starlette", "uvicorn"),
         "redis": ("redis",),
+        "dbos": ("dbos",),
         "otel": ("opentelemetry",),
         "testing": ("hypothesis",),
         "skills": ("yaml",),

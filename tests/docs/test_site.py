@@ -35,6 +35,7 @@ MODULES = (
     "ferrotool.interop.mcp",
     "ferrotool.testing",
     "ferrotool.redis",
+    "ferrotool.durable",
     "ferrotool.telemetry",
 )
 

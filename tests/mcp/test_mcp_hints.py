@@ -43,7 +43,7 @@ def hinted(read_only: bool | None, destructive: bool | None) -> dict[str, object
         annotations["readOnlyHint"] = read_only
     if destructive is not None:
         annotations["destructiveHint"] = destructive
-    if destructive is False:  # the other two hints change nothing
+    if destructive is False:  # idempotentHint makes the tool idempotent; openWorldHint nothing
         annotations.update(idempotentHint=True, openWorldHint=False)
     letter = {True: "t", False: "f", None: "m"}
     return {
@@ -181,6 +181,8 @@ async def test_the_flags_follow_the_spec_defaults(hinted_server: McpClient) -> N
         assert isinstance(found, McpTool)
         read_only = remote.startswith("ro_t")
         assert (found.spec.read_only, found.spec.concurrency_safe) == (read_only, read_only)
+        # Idempotent when read-only or so hinted (the de_f tools say idempotentHint: true).
+        assert found.spec.idempotent == (read_only or remote.endswith("de_f"))
         # A missing destructiveHint is destructive (the spec's default); a read-only tool never is.
         assert found.destructive == (not read_only and not remote.endswith("de_f"))
         assert found.trusted == (remote == "ro_f_de_f")

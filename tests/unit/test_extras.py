@@ -85,6 +85,7 @@ MODULES = [
     ("ferrotool.mcp.serve", "starlette", "mcp"),
     ("ferrotool.interop.mcp", "mcp", "mcp"),
     ("ferrotool.redis", "redis", "redis"),
+    ("ferrotool.durable", "dbos", "dbos"),
     ("ferrotool.telemetry", "opentelemetry", "otel"),
     ("ferrotool.testing", "hypothesis", "testing"),
     ("ferrotool.interop.pydantic_ai", "pydantic_ai", "pydantic-ai"),

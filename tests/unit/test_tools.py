@@ -61,6 +61,7 @@ def test_options() -> None:
         description="Weather.",
         read_only=True,
         concurrency_safe=False,
+        idempotent=False,
         strict=True,
         timeout=3,
         dangerous_files=(".secrets",),
@@ -75,7 +76,7 @@ def test_options() -> None:
         True,
         False,
     )
-    assert (spec.strict, spec.timeout) == (True, 3)
+    assert (spec.strict, spec.timeout, spec.idempotent) == (True, 3, False)
     assert f.dangerous_files[-1] == ".secrets"
     assert ".env" in f.dangerous_files  # added to the defaults, not replacing them
     assert f.is_dangerous_path("/home/u/.secrets")
@@ -325,6 +326,8 @@ def test_tool_base_defaults_follow_the_chapter() -> None:
     plain = Plain()
     assert plain.description == "Tool: plain"
     assert plain.concurrency_safe
+    assert plain.idempotent
+    assert not Plain(idempotent=False).spec.idempotent
     assert not plain.read_only
     assert not plain.external
     assert plain.match_rule(None, {})

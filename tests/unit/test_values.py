@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -149,6 +152,16 @@ def test_spec_round_trips_and_checks_names() -> None:
             ToolSpec(name=bad, description="d", parameters_json=b"{}")
     with pytest.raises(ValueError, match="timeout"):
         ToolSpec(name="t", description="d", parameters_json=b"{}", timeout=0)
+
+
+def test_spec_idempotent_round_trips_and_defaults_to_true() -> None:
+    spec = ToolSpec(name="pay", description="Pay.", parameters_json=b"{}", idempotent=False)
+    assert ToolSpec.from_json(spec.to_json()) == spec
+    assert orjson.loads(spec.to_json())["idempotent"] is False
+    # A spec written before the flag existed reads as idempotent, the default.
+    older = orjson.loads(dataclasses.replace(spec, idempotent=True).to_json())
+    del older["idempotent"]
+    assert ToolSpec.from_json(orjson.dumps(older)).idempotent
 
 
 class Base:

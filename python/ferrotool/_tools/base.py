@@ -127,6 +127,8 @@ class ToolDeclaration(TypedDict, total=False):
         description: What it does, shown to the model.
         read_only: The tool changes nothing.
         concurrency_safe: Calls may overlap with other calls (default true).
+        idempotent: A call may run again after a crash interrupted it (default true); see
+            `ToolSpec.idempotent`.
         external: The tool runs elsewhere: a call is validated and answered suspended.
         state_injected: The tool receives the agent's state (`ToolCallParam.agent_state`; a
             function tool in a parameter annotated `AgentState`).
@@ -145,6 +147,7 @@ class ToolDeclaration(TypedDict, total=False):
     description: str | None
     read_only: bool
     concurrency_safe: bool
+    idempotent: bool
     external: bool
     state_injected: bool
     strict: bool | None
@@ -235,6 +238,8 @@ class ToolBase(Generic[InputT]):
         output_wrapped: The structured value is wrapped in ``{"result": ...}``.
         read_only: The tool changes nothing.
         concurrency_safe: Calls may overlap with other calls (default true).
+        idempotent: A call may run again after a crash interrupted it (default true); see
+            `ToolSpec.idempotent`.
         external: The tool runs elsewhere; a call is answered with a suspended result.
         state_injected: The tool receives the agent's state (`ToolCallParam.agent_state`).
         mcp_server: The MCP server the tool comes from, if any.
@@ -251,6 +256,7 @@ class ToolBase(Generic[InputT]):
         description: ClassVar[str]
         read_only: ClassVar[bool]
         concurrency_safe: ClassVar[bool]
+        idempotent: ClassVar[bool]
         external: ClassVar[bool]
         state_injected: ClassVar[bool]
         mcp_server: ClassVar[str | None]
@@ -261,6 +267,7 @@ class ToolBase(Generic[InputT]):
         description = SpecField[str]()
         read_only = SpecField[bool]()
         concurrency_safe = SpecField[bool]()
+        idempotent = SpecField[bool]()
         external = SpecField[bool]()
         state_injected = SpecField[bool]()
         mcp_server = SpecField[str | None]()

@@ -411,8 +411,8 @@ def tool(
     Args:
         fn: The function (when used bare).
         **options: See `ToolOptions`: ``name``, ``description``, ``read_only``,
-            ``concurrency_safe``, ``state_injected``, ``external``, ``strict``, ``timeout``,
-            ``execution``,
+            ``concurrency_safe``, ``idempotent``, ``state_injected``, ``external``, ``strict``,
+            ``timeout``, ``execution``,
             ``inline``, ``converter``, ``dangerous_files``, ``dangerous_directories``,
             ``inject``, ``explicit_params``, ``lenient``, ``limits``, ``docstring_style``,
             ``output_schema``.

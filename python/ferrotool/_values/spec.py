@@ -39,6 +39,9 @@ class ToolSpec:
             byte-stable (`parameters_schema` parses it).
         read_only: The tool only reads: it changes nothing outside itself.
         concurrency_safe: Calls of the tool may run at the same time as other calls.
+        idempotent: A call may safely run again after a crash interrupted it (the default).
+            A durable batch (`ferrotool.durable`) runs a non-idempotent call at most once:
+            one a crash interrupted ends with an error result instead of a second run.
         external: The tool runs outside this process (on the client): a call is answered with
             a suspended result for the caller to execute.
         state_injected: The tool receives the agent's state.
@@ -55,6 +58,7 @@ class ToolSpec:
     parameters_json: bytes = field(repr=False)
     read_only: bool = False
     concurrency_safe: bool = True
+    idempotent: bool = True
     external: bool = False
     state_injected: bool = False
     mcp_server: str | None = None
@@ -96,6 +100,7 @@ class ToolSpec:
                 "parameters": orjson.Fragment(self.parameters_json),
                 "read_only": self.read_only,
                 "concurrency_safe": self.concurrency_safe,
+                "idempotent": self.idempotent,
                 "external": self.external,
                 "state_injected": self.state_injected,
                 "mcp_server": self.mcp_server,
@@ -127,6 +132,7 @@ class ToolSpec:
                 parameters_json=dumps_kept(raw["parameters"]),
                 read_only=raw["read_only"],
                 concurrency_safe=raw["concurrency_safe"],
+                idempotent=raw.get("idempotent", True),  # absent from specs written before it
                 external=raw["external"],
                 state_injected=raw["state_injected"],
                 mcp_server=raw["mcp_server"],

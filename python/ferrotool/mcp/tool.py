@@ -7,8 +7,10 @@ never reaches the server. Its answer becomes a `ToolResultBlock`
 an ``ERROR`` result, never an exception.
 
 Its annotations are read with the MCP specification's defaults (a missing ``readOnlyHint`` is
-false, a missing ``destructiveHint`` true); ``idempotentHint`` and ``openWorldHint`` change
-nothing here. Only ``readOnlyHint: true`` lets a tool run without asking:
+false, a missing ``destructiveHint`` true, a missing ``idempotentHint`` false). A tool is
+idempotent (`ToolSpec.idempotent`: a durable batch may run a call of it again after a crash)
+only when it is read-only or says ``idempotentHint: true``; ``openWorldHint`` changes nothing
+here. Only ``readOnlyHint: true`` lets a tool run without asking:
 
 ============================  ==========================================================
 the tool                      its own permission check
@@ -129,6 +131,7 @@ class McpTool(ToolBase[dict[str, JsonValue]]):
             input_schema=tool.input_schema or EMPTY_SCHEMA,
             read_only=read_only,
             concurrency_safe=read_only,
+            idempotent=read_only or annotations.idempotent_hint is True,
             mcp_server=client.name,
         )
         if tool.output_schema is not None:

@@ -1,0 +1,237 @@
+"""A worker killed with SIGKILL in the middle of a durable batch; a new process recovers it.
+
+Each round runs a batch of ``record`` (idempotent) and ``pay`` (not idempotent) calls, one at a
+time, in a real process (`worker`), watches the calls' side-effect log and kills the process with
+SIGKILL when the call at a random index ``k`` has started (it is in flight) or ended (its result
+may or may not be recorded yet). A second process launches DBOS on the same SQLite file, which
+recovers the workflow, and gives the batch's results. The checks are the guarantees of
+`ferrotool.durable`:
+
+* the results are complete, one per call, in call order;
+* every call before the one in flight ran once, in the killed process, and is not run again;
+* every call after it ran once, in the recovering process;
+* the call in flight ran again only if it is idempotent; a non-idempotent one ran at most once,
+  and its result is its own (recorded) or the ``not_retried`` error.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass
+from multiprocessing import forkserver
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("dbos", reason="the `dbos` extra is not installed")
+
+import worker
+
+from ferrotool.durable import NOT_RETRIED
+
+ROUNDS = 8
+OVERLAPPING = 3
+SEED = 20261205
+LIMIT = 60.0  # seconds: a safety net, never reached when things work
+
+
+@pytest.fixture(scope="module")
+def forks() -> multiprocessing.context.ForkServerContext:
+    """Processes forked from a server that has imported the worker (and DBOS) once.
+
+    The server finds the worker through ``PYTHONPATH`` (Python 3.11's fork server does not
+    take its parent's ``sys.path``), set while it starts.
+    """
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["worker"])
+    before = os.environ.get("PYTHONPATH")
+    here = str(Path(worker.__file__).parent)
+    os.environ["PYTHONPATH"] = here if before is None else os.pathsep.join([here, before])
+    try:
+        forkserver.ensure_running()
+    finally:
+        if before is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = before
+    return context
+
+
+@dataclass(frozen=True)
+class Lines:
+    """The side-effect log's lines of one process: how often each call started and ended."""
+
+    started: Counter[str]
+    ended: Counter[str]
+    order: list[str]  # the calls in the order they started
+
+
+def read(log: Path, phase: str) -> Lines:
+    started: Counter[str] = Counter()
+    ended: Counter[str] = Counter()
+    order: list[str] = []
+    text = log.read_text(encoding="utf-8") if log.exists() else ""
+    for line in text.splitlines():
+        who, what, call = line.split()
+        if who != phase:
+            continue
+        if what == "start":
+            started[call] += 1
+            order.append(call)
+        else:
+            ended[call] += 1
+    return Lines(started, ended, order)
+
+
+def kill_when(process: multiprocessing.process.BaseProcess, log: Path, line: str) -> None:
+    """SIGKILL ``process`` as soon as ``line`` is in ``log``."""
+    deadline = time.monotonic() + LIMIT
+    while line not in (log.read_text(encoding="utf-8") if log.exists() else ""):
+        assert process.is_alive(), f"the worker ended before {line!r}"
+        assert time.monotonic() < deadline, f"no {line!r} in {LIMIT} s"
+        time.sleep(0.002)
+    process.kill()
+    process.join(LIMIT)
+    assert process.exitcode == -9
+
+
+@dataclass
+class Seen:
+    """What the rounds exercised, so that the test cannot pass without testing the guarantees."""
+
+    not_retried: int = 0  # a non-idempotent call in flight ended with the error
+    ran_again: int = 0  # an idempotent call in flight ran again on recovery
+    recovered: int = 0  # calls that ran only in the recovering process
+
+
+def crash(
+    forks: multiprocessing.context.ForkServerContext,
+    folder: Path,
+    number: int,
+    kinds: str,
+    kill_at: str,
+    hold: str = "",
+) -> tuple[list[dict[str, object]], Lines, Lines]:
+    """Run the batch ``kinds``, kill it at the log line ``kill_at``, recover it.
+
+    The calls ``hold`` (comma-separated ids) never end in the killed process.
+
+    Returns:
+        The recovered batch's results, and the log's lines of each process.
+    """
+    log = folder / f"log-{number}"
+    out = folder / f"out-{number}"
+    args = (str(folder), str(log), f"batch-{number}", kinds)
+
+    running = forks.Process(target=worker.main, args=("run", *args, "", hold))
+    running.start()
+    kill_when(running, log, f"run {kill_at}\n")
+
+    recovering = forks.Process(target=worker.main, args=("recover", *args, str(out)))
+    recovering.start()
+    recovering.join(LIMIT)
+    assert recovering.exitcode == 0
+
+    results = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [(r["id"], r["name"]) for r in results] == [
+        (f"c{i}", worker.TOOLS[kind]) for i, kind in enumerate(kinds)
+    ]
+    return results, read(log, "run"), read(log, "recover")
+
+
+def check_each(
+    kinds: str, results: list[dict[str, object]], first: Lines, second: Lines, seen: Seen
+) -> None:
+    """The guarantees every call keeps, whatever ran when: see the module's docstring."""
+    for index, (kind, result) in enumerate(zip(kinds, results, strict=True)):
+        call = f"c{index}"
+        runs = (first.started[call], second.started[call])
+        assert max(runs) <= 1
+        if result["state"] == "success":
+            assert result["output"] == [{"type": "text", "text": f"{call}:{index}"}]
+            assert first.ended[call] + second.ended[call] >= 1
+        else:  # only a non-idempotent call, never run in the recovering process
+            assert kind not in worker.IDEMPOTENT
+            assert result["metadata"] == {"durable": NOT_RETRIED}, result
+            assert second.started[call] == 0
+            seen.not_retried += 1
+        if kind not in worker.IDEMPOTENT:
+            assert sum(runs) <= 1  # never twice
+        elif runs == (1, 1):
+            assert first.ended[call] + second.ended[call] >= 1
+            seen.ran_again += 1
+        if runs == (0, 1):
+            seen.recovered += 1
+
+
+def one_round(
+    forks: multiprocessing.context.ForkServerContext,
+    folder: Path,
+    rng: random.Random,
+    number: int,
+    seen: Seen,
+) -> None:
+    """A batch of calls that run one at a time, killed at call ``k``."""
+    n = rng.randint(3, 7)
+    plan = [rng.choice("iin") for _ in range(n)]
+    k = rng.randrange(n)
+    # Alternately a pay and a record call in flight at the kill (held there: it never ends);
+    # every third round, killed just after a call's effect, when its result may or may not be
+    # recorded yet.
+    plan[k] = "n" if number % 2 else "i"
+    at = "end" if number % 3 == 2 else "start"
+    kinds = "".join(plan)
+    hold = f"c{k}" if at == "start" else ""
+    results, first, second = crash(forks, folder, number, kinds, f"{at} c{k}", hold)
+    check_each(kinds, results, first, second, seen)
+    # One call at a time: the killed process ran the calls up to the one in flight, in order.
+    flight = int(first.order[-1].removeprefix("c"))  # the last call the killed process started
+    assert first.order == [f"c{i}" for i in range(flight + 1)]
+    for index, kind in enumerate(kinds):
+        call = f"c{index}"
+        if index < flight:  # finished and recorded: once, in the killed process
+            assert (first.started[call], first.ended[call], second.started[call]) == (1, 1, 0)
+        elif index > flight:  # not started before the kill
+            assert first.started[call] == 0
+            # It runs in the recovering process, but for a pay call whose start was recorded an
+            # instant before the kill, which ends with the error.
+            if second.started[call] == 0:
+                assert (kind, index) == ("n", flight + 1)
+
+
+def test_a_killed_batch_recovers_running_every_finished_call_once(
+    forks: multiprocessing.context.ForkServerContext, tmp_path: Path
+) -> None:
+    rng = random.Random(SEED)
+    seen = Seen()
+    for number in range(ROUNDS):
+        one_round(forks, tmp_path, rng, number, seen)
+    # A call held at the kill is in flight: half of them pay calls, half record calls.
+    assert seen.not_retried >= ROUNDS // 3
+    assert seen.ran_again >= ROUNDS // 3
+    assert seen.recovered > 0
+    assert os.listdir(tmp_path)
+
+
+def test_a_killed_batch_of_overlapping_calls_runs_no_pay_twice(
+    forks: multiprocessing.context.ForkServerContext, tmp_path: Path
+) -> None:
+    """Concurrency-safe calls run as overlapping steps; the kill comes after ``k`` ended."""
+    rng = random.Random(SEED + 1)
+    seen = Seen()
+    for number in range(OVERLAPPING):
+        kinds = "".join(rng.choice("sp") for _ in range(rng.randint(3, 6)))
+        # The calls start together; those from ``k`` on are held (in flight at the kill), the
+        # others end, their results recorded or not when the last call starts.
+        k = rng.randrange(len(kinds))
+        hold = ",".join(f"c{i}" for i in range(k, len(kinds)))
+        last = f"start c{len(kinds) - 1}"
+        results, first, second = crash(forks, tmp_path, number, kinds, last, hold)
+        check_each(kinds, results, first, second, seen)
+    assert seen.not_retried > 0
+    assert seen.ran_again > 0
