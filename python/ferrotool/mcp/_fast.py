@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import anyio
 import orjson
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
@@ -66,7 +67,13 @@ class FastCalls:
             return
         request = Request(scope, receive)
         body = await request.body()
-        answer = await self._answer(request, body)
+        gone: list[bool] = []
+        async with anyio.create_task_group() as group:
+            group.start_soon(_hang_up, receive, group.cancel_scope, gone)
+            answer = await self._answer(request, body)
+            group.cancel_scope.cancel()
+        if gone:  # the client went away: the call was cancelled, no one reads an answer
+            return
         if answer is None:
             await self._app(scope, _replay(body, receive), send)
             return
@@ -109,6 +116,14 @@ class FastCalls:
         if result is None:
             return None
         return orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+
+async def _hang_up(receive: Receive, scope: anyio.CancelScope, gone: list[bool]) -> None:
+    """Cancel ``scope`` when the client disconnects (the request's body is read already)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    gone.append(True)
+    scope.cancel()
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
