@@ -9,6 +9,12 @@ dispatch, task groups and result models. Everything else goes to the SDK unchang
 replayed: other methods, the handshake era, a call that asks for progress or answers a
 question, one the ladder rejects (the SDK then answers the error), and a call that waits for
 approval or for the client (the SDK's way asks the client).
+
+A 2026-07-28 client cancels a call over HTTP by closing the request's connection (that era has
+no client-to-server notifications over HTTP; the SDK's client aborts the POST): while a call
+runs, the layer watches ``receive()`` for ``http.disconnect`` and cancels the call when it
+comes, answering nothing. The worker that holds the connection sees it, so nothing has to
+travel between workers.
 """
 
 from __future__ import annotations
