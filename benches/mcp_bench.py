@@ -135,6 +135,7 @@ def server(kind: str, *, workers: int = 1, store: str | None = None) -> Iterator
         target = "benches.mcp_bench:ferrotool_toolkit"
         command = [sys.executable, "-m", "ferrotool", "serve", target]
         command += ["--transport", "streamable-http", "--port", str(port)]
+        command += ["--max-concurrent-calls", "1000"]  # the load is one client
         if workers > 1:
             command += ["--workers", str(workers), "--store", store or ""]
     else:

@@ -6,7 +6,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 SERVERS = Path(__file__).parent / "servers"
@@ -38,9 +38,11 @@ def wait_port(
     raise TimeoutError(f"nothing listens on port {port}")
 
 
-def start(args: Sequence[str], port: int) -> subprocess.Popen[bytes]:
+def start(
+    args: Sequence[str], port: int, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
-        [PYTHON, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [PYTHON, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
         wait_port(port, process)

@@ -9,12 +9,21 @@ dispatch, task groups and result models. Everything else goes to the SDK unchang
 replayed: other methods, the handshake era, a call that asks for progress or answers a
 question, one the ladder rejects (the SDK then answers the error), and a call that waits for
 approval or for the client (the SDK's way asks the client).
+
+A 2026-07-28 client cancels a call over HTTP by closing the request's connection (that era has
+no client-to-server notifications over HTTP; the SDK's client aborts the POST): while a call
+runs, the layer watches ``receive()`` for ``http.disconnect`` and cancels the call when it
+comes, answering nothing (a call is watched once it has run a few milliseconds: the many short
+ones cost no watching task). The worker that holds the connection sees it, so nothing has to
+travel between workers.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+import asyncio
+from typing import Any, Final, final
 
+import anyio
 import orjson
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
@@ -27,6 +36,8 @@ from ferrotool.mcp.server import McpToolServer
 
 _VERSIONS: Final = frozenset(version.encode() for version in MODERN_PROTOCOL_VERSIONS)
 _JSON: Final = [(b"content-type", b"application/json")]
+_WATCH_AFTER: Final = 0.02
+"""Seconds a call runs before its connection is watched for a disconnect (see `_watched`)."""
 
 
 class FastCalls:
@@ -66,12 +77,46 @@ class FastCalls:
             return
         request = Request(scope, receive)
         body = await request.body()
-        answer = await self._answer(request, body)
+        answer, gone = await self._watched(request, body, receive)
+        if gone:  # the client went away: the call was cancelled, no one reads an answer
+            return
         if answer is None:
             await self._app(scope, _replay(body, receive), send)
             return
         await send({"type": "http.response.start", "status": 200, "headers": _JSON})
         await send({"type": "http.response.body", "body": answer})
+
+    async def _watched(
+        self, request: Request, body: bytes, receive: Receive
+    ) -> tuple[bytes | None, bool]:
+        """`_answer`, cancelled if the client disconnects: the answer, and whether it did.
+
+        On asyncio (uvicorn) a call is watched only once it has run `_WATCH_AFTER` seconds: a
+        shorter one costs a timer, no task. Elsewhere a task watches from the start.
+        """
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # not asyncio
+            task = None
+        if task is None:
+            gone: list[bool] = []
+            answer = None
+            async with anyio.create_task_group() as group:
+                group.start_soon(_hang_up, receive, group.cancel_scope, gone)
+                answer = await self._answer(request, body)
+                group.cancel_scope.cancel()
+            return (None, True) if gone else (answer, False)
+        watch = _Watch(receive, task)
+        timer = task.get_loop().call_later(_WATCH_AFTER, watch.start)
+        try:
+            return await self._answer(request, body), False
+        except asyncio.CancelledError:
+            if watch.cancelled and task.uncancel() == 0:  # ours alone: the client went away
+                return None, True
+            raise
+        finally:
+            timer.cancel()
+            watch.stop()
 
     async def _answer(self, request: Request, body: bytes) -> bytes | None:
         """The response body, or ``None`` to let the SDK answer."""
@@ -109,6 +154,44 @@ class FastCalls:
         if result is None:
             return None
         return orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+
+@final
+class _Watch:
+    """Cancels a call's asyncio task when its client disconnects, while the call runs."""
+
+    __slots__ = ("_receive", "_task", "_watcher", "cancelled", "running")
+
+    def __init__(self, receive: Receive, task: asyncio.Task[object]) -> None:
+        self._receive = receive
+        self._task = task
+        self._watcher: asyncio.Task[None] | None = None
+        self.running = True
+        self.cancelled = False
+
+    def start(self) -> None:
+        if self.running:
+            self._watcher = self._task.get_loop().create_task(self._wait())
+
+    async def _wait(self) -> None:
+        while (await self._receive())["type"] != "http.disconnect":
+            pass
+        if self.running:  # the call's task waits inside the call: the cancellation lands there
+            self.cancelled = True
+            self._task.cancel()
+
+    def stop(self) -> None:
+        self.running = False
+        if self._watcher is not None:
+            self._watcher.cancel()
+
+
+async def _hang_up(receive: Receive, scope: anyio.CancelScope, gone: list[bool]) -> None:
+    """Cancel ``scope`` when the client disconnects (the request's body is read already)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    gone.append(True)
+    scope.cancel()
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -12,7 +12,8 @@ whichever process it reaches:
 * A request answers with JSON, or with an SSE stream when the tool sends progress or asks the
   client something (``elicitation/create``) first.
 * The client's answer to such a question, and a ``notifications/cancelled``, may reach any
-  process: they travel over one Redis pub/sub channel to the process that waits for them.
+  process: they travel over one Redis pub/sub channel to the process that waits for them. A
+  ``DELETE`` ends the session's calls still running, in every process, the same way.
 
 A 2026-07-28 request has no session to keep: it goes to the SDK's stateless entry as is.
 """
@@ -94,6 +95,12 @@ class _Bus:
 
     def _deliver(self, item: dict[str, Any]) -> bool:
         key = str(item.get("key"))
+        if item.get("kind") == "end":  # a session's end: each of its calls, in every process
+            prefix = f"{key}:"
+            for running, call in self._cancels.items():
+                if running.startswith(prefix):
+                    call.cancel()
+            return False
         if item.get("kind") == "cancel":
             scope = self._cancels.get(key)
             if scope is not None:
@@ -246,6 +253,8 @@ class SharedHttpApp:
         sid = request.headers.get(MCP_SESSION_ID_HEADER)
         if request.method == "DELETE":
             deleted = sid is not None and await self._client.delete(self._key(sid)) > 0
+            if deleted:
+                await self._bus.publish("end", str(sid))
             await Response(status_code=200 if deleted else 404)(scope, receive, send)
             return
         if request.method != "POST":
@@ -412,6 +421,7 @@ class SharedHttpApp:
                     }
                     answer.append({"jsonrpc": "2.0", "id": request_id, "error": error})
 
+        streaming = False
         async with anyio.create_task_group() as group:
             with self._bus.cancellable(f"{sid}:{request_id}", group.cancel_scope):
                 group.start_soon(run)
@@ -423,6 +433,7 @@ class SharedHttpApp:
                         body = orjson.dumps(answer[0]) if answer else b""
                         await Response(body, media_type="application/json")(scope, receive, send)
                         return
+                    streaming = True
                     await send(
                         {"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS}
                     )
@@ -431,6 +442,12 @@ class SharedHttpApp:
                         await send({"type": "http.response.body", "body": event, "more_body": True})
                 final = _sse(answer[0]) if answer else b""
                 await send({"type": "http.response.body", "body": final, "more_body": False})
+        if group.cancel_scope.cancelled_caught:
+            # Cancelled (``notifications/cancelled``, the session's end): no answer, as the
+            # SDK's own transport, an event stream that ends without one.
+            if not streaming:
+                await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 class _Endpoint:

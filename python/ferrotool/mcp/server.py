@@ -474,7 +474,17 @@ class McpToolServer:
         if not ctx.session.can_send_request:
             await update_session(self.store, key, lambda state: state.without_pending([pending.id]))
             return _refused(call, pending, "this MCP session has no channel for questions")
-        answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+        try:
+            answer = await ctx.session.elicit_form(
+                message, schema, related_request_id=ctx.request_id
+            )
+        except BaseException:
+            # Cancelled, or the client gone: no answer will settle the call, so it waits no more.
+            with anyio.CancelScope(shield=True):
+                await update_session(
+                    self.store, key, lambda state: state.without_pending([pending.id])
+                )
+            raise
         return await self._settle(context, pending, answer)
 
     async def _answered(
