@@ -108,7 +108,10 @@ def balanced() -> bool:
 def listen(host: str, port: int, count: int) -> list[socket.socket]:
     """``count`` listening TCP sockets on ``host:port``, all with ``SO_REUSEPORT``.
 
-    Port 0 picks a free port for the first; the others join it.
+    Args:
+        host: The address to bind (a name is resolved; the first address found is bound).
+        port: The port (0: a free one, picked for the first socket and joined by the others).
+        count: How many sockets (one a worker).
 
     Raises:
         OSError: An address that does not resolve or cannot be bound (in use, not local).
@@ -136,8 +139,16 @@ def supervise(sockets: Sequence[socket.socket], *, environ: dict[str, str] | Non
     this process's). SIGINT and SIGTERM are passed on to the workers as SIGTERM (each finishes
     the requests in flight, then exits; a second signal stops them at once) and the status is 0
     once every worker has exited. A worker that exits while nobody asked it to is reported on
-    stderr, the others are stopped, and the status is 1. The sockets are handed over: closed
-    here once the workers have them.
+    stderr, the others are stopped, and the status is 1. Each worker watches a pipe this
+    process holds open, and stops when it closes (this process killed outright).
+
+    Args:
+        sockets: The listening sockets (`listen`), one a worker; handed over (closed here once
+            the workers have them).
+        environ: The workers' environment (default this process's).
+
+    Returns:
+        0 once the workers stopped on a signal, 1 when one exited on its own.
     """
     lifeline, keep = os.pipe()  # `keep` stays here: a worker reads EOF when this process is gone
     workers: list[subprocess.Popen[bytes]] = []
