@@ -15,13 +15,15 @@ Run a server alone with ``python -m benches.mcp_bench ferrotool|sdk|fastmcp PORT
 
 from __future__ import annotations
 
+import functools
+import itertools
 import os
 import socket
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +34,7 @@ import orjson
 
 from ferrotool import Toolkit, ToolUseBlock, tool
 from ferrotool.mcp import register_mcp
+from ferrotool.mcp._convert import SESSION_META_KEY
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ("ferrotool", "sdk", "fastmcp")
@@ -114,7 +117,7 @@ def free_port() -> int:
 
 
 def _wait(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the server exited with {process.returncode}")
@@ -127,32 +130,49 @@ def _wait(port: int, process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def server(kind: str, *, workers: int = 1, store: str | None = None) -> Iterator[int]:
-    """A server process of ``kind`` on a free port; yields the port."""
+def process(
+    kind: str, *, workers: int = 1, store: str | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """A server process of ``kind`` on a free port, listening; yields it and its port.
+
+    ``ferrotool`` keeps its sessions in ``store`` when given (``redis://...``), and runs
+    ``workers`` worker processes (children of the one yielded) when more than one.
+    """
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
     if kind == "ferrotool":
         target = "benches.mcp_bench:ferrotool_toolkit"
         command = [sys.executable, "-m", "ferrotool", "serve", target]
         command += ["--transport", "streamable-http", "--port", str(port)]
-        command += ["--max-concurrent-calls", "1000"]  # the load is one client
+        # The load is one client (one address) with many connections: not limited as one.
+        command += ["--max-concurrent-calls", "1000"]
+        if store:
+            command += ["--store", store]
         if workers > 1:
-            command += ["--workers", str(workers), "--store", store or ""]
+            command += ["--workers", str(workers)]
     else:
         command = [sys.executable, "-m", "benches.mcp_bench", kind, str(port)]
-    process = subprocess.Popen(
+    server = subprocess.Popen(
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        _wait(port, process)
-        yield port
+        _wait(port, server)
+        yield server, port
     finally:
-        process.terminate()
+        server.terminate()
         try:
-            process.wait(10)
+            server.wait(10)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            server.kill()
+            server.wait()
+
+
+@contextmanager
+def server(kind: str, *, workers: int = 1, store: str | None = None) -> Iterator[int]:
+    """A server process of ``kind`` on a free port (`process`); yields the port."""
+    with process(kind, workers=workers, store=store) as (_, port):
+        yield port
 
 
 # --- the load -----------------------------------------------------------------------------
@@ -239,35 +259,58 @@ class _Connection:
         return b"".join(parts)
 
 
-async def load(port: int, calls: int = 2000, concurrency: int = 50) -> Load:
-    """``calls`` tools/call of ``add`` at ``concurrency``; every answer is checked."""
+async def load(
+    port: int | Sequence[int],
+    calls: int = 2000,
+    concurrency: int = 50,
+    *,
+    sessions: Sequence[str] = (),
+) -> Load:
+    """``calls`` tools/call of ``add`` at ``concurrency``; every answer is checked.
+
+    Each of the ``concurrency`` connections makes calls one after another, taking the next of
+    the ``calls`` from one count until all are made (a connection served faster makes more of
+    them: the figure is the servers' throughput, not the slowest connection's). With several
+    ports, the connections are split between them (connection ``i`` on port ``i mod n``). With
+    ``sessions`` (one a connection, cycled), each call names its connection's session in
+    ``_meta`` (``io.ferrotool/session``), which the server loads from its store.
+    """
+    ports = [port] if isinstance(port, int) else list(port)
     latencies: list[float] = []
 
-    async def one(connection: _Connection, index: int) -> None:
+    async def one(connection: _Connection, index: int, session: str | None) -> None:
+        meta = _META if session is None else {**_META, SESSION_META_KEY: session}
         body = orjson.dumps(
             {
                 "jsonrpc": "2.0",
                 "id": index,
                 "method": "tools/call",
-                "params": {"name": "add", "arguments": {"a": index, "b": 1}, "_meta": _META},
+                "params": {"name": "add", "arguments": {"a": index, "b": 1}, "_meta": meta},
             }
         )
         start = time.perf_counter()
         answer = await connection.post(body)
         latencies.append(time.perf_counter() - start)
-        text = _answer(answer)["result"]["content"][0]["text"]
+        result = _answer(answer)["result"]
+        text = result["content"][0]["text"]
         if text != str(index + 1):
             raise AssertionError(f"call {index}: expected {index + 1}, got {text!r}")
+        if session is not None and result["_meta"][SESSION_META_KEY] != session:
+            raise AssertionError(f"call {index}: not in session {session}")
 
     async def worker(first: int) -> None:
-        async with await anyio.connect_tcp("127.0.0.1", port) as stream:
-            connection = _Connection(stream, port)
-            for index in range(first, calls, concurrency):
-                await one(connection, index)
+        target = ports[first % len(ports)]
+        session = sessions[first % len(sessions)] if sessions else None
+        async with await anyio.connect_tcp("127.0.0.1", target) as stream:
+            connection = _Connection(stream, target)
+            while (index := next(numbers)) < calls:
+                await one(connection, index, session)
 
-    async with await anyio.connect_tcp("127.0.0.1", port) as stream:
-        await one(_Connection(stream, port), -1)  # the first call pays for imports
+    for target in ports:
+        async with await anyio.connect_tcp("127.0.0.1", target) as stream:
+            await one(_Connection(stream, target), -1, None)  # the first call pays for imports
     latencies.clear()
+    numbers = itertools.count()
     start = time.perf_counter()
     async with anyio.create_task_group() as group:
         for first in range(concurrency):
@@ -275,8 +318,10 @@ async def load(port: int, calls: int = 2000, concurrency: int = 50) -> Load:
     return Load(time.perf_counter() - start, latencies)
 
 
-def run_load(port: int, calls: int, concurrency: int) -> Load:
-    return anyio.run(load, port, calls, concurrency)
+def run_load(
+    port: int | Sequence[int], calls: int, concurrency: int, sessions: Sequence[str] = ()
+) -> Load:
+    return anyio.run(functools.partial(load, port, calls, concurrency, sessions=sessions))
 
 
 # --- the client ---------------------------------------------------------------------------

@@ -34,6 +34,9 @@ approval's suspend and resume through each session store. Figures computed from 
 The MCP groups (``mcp_client``, ``mcp_serve``, `benches.mcp_bench`) time real processes:
 ferrotool's MCP client against a bare SDK ``ClientSession`` on one stdio server, and
 ``ferrotool serve`` against the SDK's ``MCPServer`` and FastMCP under one load over loopback HTTP.
+The ``scale`` group (`benches.scale`) serves the same load with one and two ``ferrotool serve``
+workers, each server process held to 0.4 CPU by a cgroup (skipped where cgroups are not
+writable), against two servers on two ports.
 The ``import_time`` group (`benches.imports`) times ``import ferrotool`` in fresh interpreters
 against the import of its dependencies.
 The ``sandbox`` group (`benches.sandbox`) times a command's start-up: a plain spawn of ``true``,
@@ -71,6 +74,7 @@ from benches import imports as im
 from benches import mcp_bench as mb
 from benches import memory as mem
 from benches import sandbox as sb
+from benches import scale as sc
 from benches import skills as sk
 from benches import structured as so
 from benches import tools as t
@@ -1045,6 +1049,45 @@ def bench_mcp_serve(repeats: int, target_s: float) -> list[Measurement]:
     return results
 
 
+def bench_scale(repeats: int, target_s: float) -> list[Measurement]:
+    """``ferrotool serve`` with 1 and 2 workers, each held to 0.4 CPU (`benches.scale`).
+
+    A repeat's figure is microseconds per call at the load's throughput (1e6 / calls per
+    second); the calls per second, the ratio against one worker and the CPU each server process
+    got (medians over the repeats) are in the notes.
+    """
+    quick = target_s < 0.02
+    calls = 400 if quick else 4000
+    rounds = 1 if quick else min(repeats, 7)
+    url = v.redis_url()
+    problem = sc.cgroup_problem() or v.redis_problem(url)
+    if problem is not None:
+        print(f"scale: skipped: {problem}", file=sys.stderr, flush=True)
+        for case in sc.CASES:
+            for impl in sc.SETUPS:
+                _note("scale", sc.case_name(case, calls), impl, f"skipped: {problem}")
+        return []
+    figures = sc.measure(url, rounds, calls)
+    for line in sc.summary(figures):
+        print(f"scale: {line}", file=sys.stderr, flush=True)
+    results = []
+    for (case, impl), figure in figures.items():
+        name = sc.case_name(case, calls)
+        results.append(
+            Measurement("scale", name, impl, calls, [1e6 / run.throughput for run in figure.runs])
+        )
+        ratio = figure.throughput / figures[case, sc.ONE].throughput
+        cpu = ", ".join(f"{value:.2f}" for value in figure.cpu)
+        _note(
+            "scale",
+            name,
+            impl,
+            f"{figure.throughput:.0f} calls/s, {ratio:.2f}x one worker; CPU each process got"
+            f" (of {sc.QUOTA:g}): {cpu}; {figure.per_cpu_second:.0f} calls per CPU second",
+        )
+    return results
+
+
 def _find(results: list[Measurement], group: str, case: str, impl: str) -> Measurement | None:
     for m in results:
         if (m.group, m.case, m.impl) == (group, case, impl):
@@ -1191,6 +1234,13 @@ def targets(results: list[Measurement]) -> list[Target]:
                 False,
             )
         )
+    for m_ in results:
+        if m_.group == "scale" and m_.impl == sc.TWO:
+            r = ratio("scale", m_.case, sc.ONE, sc.TWO)
+            if r is not None:
+                case = m_.case.split(",")[0]
+                name = f"scale, {case}: 2 workers / 1 worker, {sc.QUOTA:g} CPU each"
+                out.append(Target(name, r, 1.8, True))
     medians = _medians(results, "middleware_cost", e.MW_CASE)
     r = e.layer_cost_ratio(medians)
     if r is not None:
@@ -1356,6 +1406,11 @@ GROUP_TITLES = {
         None,
         None,
     ),
+    "scale": (
+        "ferrotool serve scale-out, each server process held to 0.4 CPU: µs per call at full load",
+        sc.ONE,
+        None,
+    ),
     "adapters": ("Provider adapters: a turn's tool calls in, its results out", ag.FLOOR, None),
     "agent_loop": ("One agent run: model turns around the tool calls", None, ag.FT_LOOP),
     "sandbox": ("A command's start-up: plain spawn, the shell tool, the sandbox", sb.FLOOR, None),
@@ -1364,7 +1419,11 @@ GROUP_TITLES = {
 # The figure's column header where it is not a time.
 FIGURE_LABELS = {"tool_memory": "bytes per tool"}
 # The base column's header where the base is not a floor.
-BASE_LABELS = {"batch_wait": "x one call", "structured_output": "x text only"}
+BASE_LABELS = {
+    "batch_wait": "x one call",
+    "structured_output": "x text only",
+    "scale": "x 1 worker's time",
+}
 # Groups whose ratio column is this median over ferrotool's (how many times slower a peer is),
 # rather than ferrotool's over this one.
 PEER_OVER_OURS = {"tool_async", "tool_inline", "tool_thread", "agent_loop"}
@@ -1486,6 +1545,7 @@ BENCHES: dict[str, Callable[[int, float], list[Measurement]]] = {
     "skill_views": bench_skill_views,
     "mcp_client": bench_mcp_client,
     "mcp_serve": bench_mcp_serve,
+    "scale": bench_scale,
     "adapters": bench_adapters,
     "agent_loop": bench_agent_loop,
     "sandbox": bench_sandbox,

@@ -29,6 +29,7 @@ from benches import mcp_bench as mb
 from benches import memory as mem
 from benches import run
 from benches import sandbox as sb
+from benches import scale as sc
 from benches import skills as sk
 from benches import structured as so
 from benches import tools as t
@@ -776,6 +777,30 @@ def test_mcp_load_checks_every_answer(kind: str) -> None:
         load = mb.run_load(port, 30, 5)
     assert len(load.latencies_s) == 30
     assert load.throughput > 0
+
+
+def test_mcp_load_splits_connections_and_keeps_sessions() -> None:
+    with mb.server("ferrotool") as first, mb.server("ferrotool") as second:
+        load = mb.run_load([first, second], 40, 4, sessions=["s-a", "s-b"])
+    assert len(load.latencies_s) == 40
+
+
+def test_scale_measures_under_quotas_or_says_why(tmp_path: Any) -> None:
+    out = tmp_path / "results.json"
+    argv = ["--quick", "--repeats=1", "--target-ms=1", f"--json={out}", "--only", "scale"]
+    assert run.main(argv) == 0
+    document = orjson.loads(out.read_bytes())
+    rows = [(row["case"].split(",")[0], row["impl"]) for row in document["results"]]
+    problem = sc.cgroup_problem() or v.redis_problem(v.redis_url())
+    if problem is None:
+        assert sorted(rows) == sorted((case, impl) for case in sc.CASES for impl in sc.SETUPS)
+        targets = [target["name"] for target in document["targets"]]
+        assert len(targets) == len(sc.CASES)
+        assert all("CPU each process got" in note["text"] for note in document["notes"])
+        assert not list(sc.CGROUP_CPU.glob("ferrotool-bench-*"))  # removed after
+    else:
+        assert rows == []
+        assert {note["text"] for note in document["notes"]} == {f"skipped: {problem}"}
 
 
 # --- provider adapters and the agent loop (`benches.adapters`) ---------------------------------

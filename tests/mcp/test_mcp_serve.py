@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from typing import Any
@@ -18,30 +19,37 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_support import PYTHON, SERVERS, free_port, stop, wait_port
 from mcp_types import HEADER_MISMATCH
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from servers.served import toolkit
 
 from ferrotool import Toolkit, ToolResultState, ToolUseBlock
+from ferrotool.cli.serve import balanced
 from ferrotool.mcp import McpClient, register_mcp
 from ferrotool.mcp.server import McpToolServer
 
 ENV = {
     **os.environ,
     "PYTHONPATH": os.pathsep.join([str(SERVERS), os.environ.get("PYTHONPATH", "")]),
+    "SERVED_TOKENS": "worker-token",
 }
 
 
-def serve(*args: str) -> tuple[subprocess.Popen[bytes], int]:
+def serve(*args: str, stderr: int = subprocess.DEVNULL) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     command = [PYTHON, "-m", "ferrotool", "serve", *args, "--port", str(port)]
-    process = subprocess.Popen(
-        command, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    process = subprocess.Popen(command, env=ENV, stdout=subprocess.DEVNULL, stderr=stderr)
     try:
-        wait_port(port, process)
+        wait_port(port, process, seconds=60)  # imports take long on a busy machine
     except BaseException:
-        stop(process)
+        ended(process)
         raise
     return process, port
+
+
+def ended(process: subprocess.Popen[bytes]) -> None:
+    stop(process)
+    if process.stderr is not None:
+        process.stderr.close()
 
 
 def stdio(*args: str) -> StdioServerParameters:
@@ -313,6 +321,116 @@ async def test_one_session_across_two_worker_processes(redis_url: str) -> None:
     assert set(transport.sent) == {port_a, port_b}
 
 
+# - many workers, a socket each -
+
+reuse_port = pytest.mark.skipif(
+    not balanced(), reason="workers get a socket each where SO_REUSEPORT spreads connections"
+)
+MODERN = max(MODERN_PROTOCOL_VERSIONS)
+TRIES = 64  # separate connections before both workers must have answered (the hash spreads them)
+
+
+def workers(redis_url: str, *args: str) -> tuple[subprocess.Popen[bytes], int]:
+    """``ferrotool serve --workers 2`` of ``served:toolkit_with_pid``, stderr kept."""
+    return serve(
+        "served:toolkit_with_pid",
+        "--transport",
+        "streamable-http",
+        "--workers",
+        "2",
+        "--store",
+        redis_url,
+        *args,
+        stderr=subprocess.PIPE,
+    )
+
+
+def parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+        return int(stat.read().rpartition(")")[2].split()[1])
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def connections(port: int, **headers: str) -> list[tuple[int, tuple[int, int]]]:
+    """Raw ``pid`` calls, a connection each, until both workers answered.
+
+    Each connection's answer: the worker's pid, and the statuses of a call without the
+    ``headers`` and of one with a wrong bearer token, sent on the same connection after it.
+    """
+    answers: list[tuple[int, tuple[int, int]]] = []
+    for _ in range(TRIES):
+        with httpx2.Client(limits=httpx2.Limits(max_connections=1), timeout=60) as http:
+            answer = _post_on(http, port, _call("pid", {}), **headers).json()
+            pid = int(answer["result"]["content"][0]["text"])
+            bare = _post_on(http, port, _call("pid", {})).status_code
+            wrong = _post_on(http, port, _call("pid", {}), authorization="Bearer other").status_code
+        answers.append((pid, (bare, wrong)))
+        if len({pid for pid, _ in answers}) == 2:
+            break
+    return answers
+
+
+async def answering_pids(port: int) -> set[int]:
+    """The workers that answer ``pid``: the official client, a new connection each time."""
+    pids: set[int] = set()
+    for _ in range(TRIES):
+        async with Client(f"http://127.0.0.1:{port}/mcp", mode=MODERN) as client:
+            pids.add(int(text(await client.call_tool("pid", {}))))
+        if len(pids) == 2:
+            break
+    return pids
+
+
+@reuse_port
+async def test_two_workers_share_the_connections_and_stop_with_the_parent(redis_url: str) -> None:
+    process, port = workers(redis_url)
+    try:
+        with anyio.fail_after(120):
+            pids = await answering_pids(port)
+        assert len(pids) == 2  # both workers accepted connections
+        assert {parent_of(pid) for pid in pids} == {process.pid}
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(60) == 0
+    finally:
+        ended(process)
+    assert all(gone(pid) for pid in pids)  # reaped before the parent exited: no orphans
+
+
+@reuse_port
+def test_a_worker_that_dies_stops_the_server(redis_url: str) -> None:
+    process, port = workers(redis_url)
+    try:
+        pids = {pid for pid, _ in connections(port)}
+        assert len(pids) == 2
+        dead, other = sorted(pids)
+        os.kill(dead, signal.SIGKILL)
+        assert process.wait(60) == 1
+        assert process.stderr is not None
+        said = process.stderr.read().decode()
+    finally:
+        ended(process)
+    assert f"worker {dead} exited with status -9; stopping the others" in said
+    assert gone(other)
+
+
+@reuse_port
+def test_every_worker_requires_the_token(redis_url: str) -> None:
+    process, port = workers(redis_url, "--auth-token-env", "SERVED_TOKENS")
+    try:
+        answers = connections(port, authorization="Bearer worker-token")
+    finally:
+        ended(process)
+    assert len({pid for pid, _ in answers}) == 2
+    assert {refused for _, refused in answers} == {(401, 401)}
+
+
 def test_workers_need_a_shared_store() -> None:
     done = subprocess.run(
         [PYTHON, "-m", "ferrotool", "serve", "--transport", "streamable-http", "--workers", "2"],
@@ -327,6 +445,13 @@ def test_workers_need_a_shared_store() -> None:
 
 
 def _post(port: int, body: dict[str, Any], **headers: str) -> httpx2.Response:
+    with httpx2.Client() as http:
+        return _post_on(http, port, body, **headers)
+
+
+def _post_on(
+    http: httpx2.Client, port: int, body: dict[str, Any], **headers: str
+) -> httpx2.Response:
     base = {
         "accept": "application/json, text/event-stream",
         "content-type": "application/json",
@@ -334,9 +459,8 @@ def _post(port: int, body: dict[str, Any], **headers: str) -> httpx2.Response:
         "mcp-method": "tools/call",
         "mcp-name": str(body["params"]["name"]),
     }
-    return httpx2.post(
-        f"http://127.0.0.1:{port}/mcp", content=orjson.dumps(body), headers={**base, **headers}
-    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    return http.post(url, content=orjson.dumps(body), headers={**base, **headers})
 
 
 def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -203,6 +203,12 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         os.environ[workers.ENV_STORE] = args.store or ""
         os.environ[workers.ENV_HOST] = host
         os.environ[workers.ENV_SECURITY] = orjson.dumps(options).decode()
+        if workers.balanced():
+            try:
+                sockets = workers.listen(host, port, args.workers)
+            except OSError as exc:
+                raise CliError(f"cannot listen on {host}:{port}: {exc}") from None
+            return workers.supervise(sockets)
         uvicorn.run(
             "ferrotool.cli.serve:app_from_env",
             factory=True,
