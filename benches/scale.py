@@ -24,8 +24,8 @@ process got (CPU seconds per second, from ``/proc/PID/stat``). The cgroups are r
 Where cgroups are not writable (not root, cgroup v2 only) or no Redis server answers, nothing
 is measured and the reason is printed and kept as a ``skipped: ...`` note.
 
-Run alone with ``python -m benches.scale`` (writes ``benches/results-scale.json``; ``--quick``
-for a smoke run that writes nothing), or as the ``scale`` group of ``python -m benches.run``.
+It is the ``scale`` group of `benches.run`: ``python -m benches.run --only scale --json
+benches/results-scale.json`` (``--quick`` for a smoke run).
 """
 
 from __future__ import annotations
@@ -279,19 +279,3 @@ def summary(figures: dict[tuple[str, str], Figures]) -> list[str]:
                 " second)"
             )
     return lines
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benches.scale``: the ``scale`` group of `benches.run`, its own JSON file."""
-    from benches import run
-
-    args = list(argv or [])
-    if "--quick" not in args and not any(arg.startswith("--json") for arg in args):
-        args.append(f"--json={Path(__file__).resolve().parent / 'results-scale.json'}")
-    return run.main(["--only", "scale", *args])
-
-
-if __name__ == "__main__":
-    import sys
-
-    raise SystemExit(main(sys.argv[1:]))
