@@ -33,8 +33,7 @@ from starlette.types import ASGIApp
 from ferrotool._session.state import SessionStore
 from ferrotool.cli.demo import DEMO_CONTEXT, demo_toolkit
 from ferrotool.cli.target import load_toolkit
-from ferrotool.mcp._http import HeaderTimeoutProtocol
-from ferrotool.mcp.serve import http_app, http_security, store_from_url
+from ferrotool.mcp.serve import HeaderTimeoutProtocol, http_app, http_security, store_from_url
 from ferrotool.mcp.server import McpToolServer
 
 ENV_TARGET: Final = "FERROTOOL_SERVE_TARGET"
