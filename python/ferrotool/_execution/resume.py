@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Protocol, TypeAlias
 
@@ -419,6 +420,135 @@ class _Approvals:
         return result
 
 
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """What a resume's compare-and-set accepted, before any approved call runs.
+
+    `resume` settles and runs the approved calls at once; a durable turn (`ferrotool.durable`)
+    records the settlement first, then runs each approved call as a step of its own.
+
+    Attributes:
+        accepted: The waiting calls the replies settle, in the order they were suspended.
+        settled: The results of the settled calls that do not run: rejections and the
+            client's results, by call id.
+        approved: The approved calls as they run (with their edited arguments), in order.
+        answered: The ids of the approved calls whose approval answers their decision now.
+        left: The settled suspension's calls that still wait.
+    """
+
+    accepted: tuple[PendingToolCall, ...]
+    settled: Mapping[str, ToolResultBlock]
+    approved: tuple[ToolUseBlock, ...]
+    answered: frozenset[str]
+    left: tuple[PendingToolCall, ...]
+
+    def approvals(self, host: ResumeHost) -> _Approvals:
+        """The host the approved calls run on (``host`` read anew after the settlement)."""
+        return _Approvals(host, {p.id: p for p in self.accepted}, set(self.answered))
+
+    def report(self, emit: EventSink) -> None:
+        """The events of what was accepted (see `resume`), before the approved calls run."""
+        _report_accepted(emit, self.accepted, self.settled, {c.id: c for c in self.approved})
+
+    def finish(
+        self, ran: Sequence[ToolResultBlock], waiting: Suspension | None = None
+    ) -> ToolBatch:
+        """The resume's batch, given the approved calls' results and what of them waits."""
+        settled = {**self.settled, **dict(zip((c.id for c in self.approved), ran, strict=True))}
+        reply_id = self.accepted[0].reply_id if self.accepted else None
+        results = tuple(settled[pending.id] for pending in self.accepted)
+        suspension = waiting
+        if reply_id is not None and self.left:
+            # calls asked again join the settled suspension's calls that still wait
+            suspension = (
+                Suspension(reply_id, self.left)
+                if waiting is None
+                else Suspension(waiting.reply_id, (*self.left, *waiting.pending))
+            )
+        all_denied = bool(results) and all(r.state is ToolResultState.DENIED for r in results)
+        return ToolBatch(results, suspension, all_denied, reply_id)
+
+    def to_json(self) -> bytes:
+        """The JSON form, for a durable turn's record."""
+        return orjson.dumps(
+            {
+                "accepted": [pending.to_dict() for pending in self.accepted],
+                "settled": {key: result.to_dict() for key, result in self.settled.items()},
+                "approved": [call.to_json().decode() for call in self.approved],
+                "answered": sorted(self.answered),
+                "left": [pending.to_dict() for pending in self.left],
+            }
+        )
+
+    @classmethod
+    def from_json(cls, data: str | bytes) -> Settlement:
+        """Read what `to_json` wrote."""
+        raw = orjson.loads(data)
+        return cls(
+            tuple(PendingToolCall.from_dict(p) for p in raw["accepted"]),
+            {
+                key: ToolResultBlock.from_json(orjson.dumps(result))
+                for key, result in raw["settled"].items()
+            },
+            tuple(ToolUseBlock.from_json(call) for call in raw["approved"]),
+            frozenset(raw["answered"]),
+            tuple(PendingToolCall.from_dict(p) for p in raw["left"]),
+        )
+
+
+async def settle(
+    host: ResumeHost,
+    state: ToolContextState | None,
+    replies: Sequence[Reply],
+    context: RuntimeContext | None,
+) -> Settlement:
+    """Accept ``replies`` in the host's session, and decide how each approved call runs.
+
+    Raises:
+        ResumeError: A reply was refused (nothing was accepted then).
+        ValueError: The host has no session store.
+    """
+    session = host.session
+    if session is None:
+        raise ValueError("resume needs a session: open the view with a store (open_view)")
+    store, key = session
+    replies = tuple(replies)
+    edits = _check_shape(replies)
+    validate = _validator(host)
+    accepted: tuple[PendingToolCall, ...] = ()
+
+    def take(current: ToolContextState) -> ToolContextState:
+        nonlocal accepted
+        changed, accepted = accept(current, replies, edits, validate)
+        return changed
+
+    stored = await update_session(store, key, take, current=state)
+    by_id = {reply.call_id: reply for reply in replies if isinstance(reply, Confirmation)}
+    given = {reply.id or "": reply for reply in replies if isinstance(reply, ToolResultBlock)}
+    approved: list[ToolUseBlock] = []
+    answered: set[str] = set()
+    settled: dict[str, ToolResultBlock] = {}
+    for pending in accepted:
+        call = pending.call
+        if pending.kind is SuspensionKind.EXTERNAL:
+            result = answering(given[call.id], pending)
+            if result.state is ToolResultState.RUNNING:
+                result = result.with_state(ToolResultState.SUCCESS)
+            settled[call.id] = result
+            continue
+        if not by_id[call.id].approved:
+            settled[call.id] = answering(outcomes.rejected(call, DENIED_BY_USER), pending)
+            continue
+        edited = _edited(call, edits.get(call.id))
+        run = call if edited is None else edited
+        if await _answered(host, pending, run, edited is not None, stored.permissions, context):
+            answered.add(call.id)
+        approved.append(run)
+    reply_id = accepted[0].reply_id if accepted else None
+    left = tuple(p for p in stored.pending_calls if p.reply_id == reply_id)
+    return Settlement(accepted, settled, tuple(approved), frozenset(answered), left)
+
+
 async def resume(
     host: ResumeHost,
     state: ToolContextState | None,
@@ -449,72 +579,26 @@ async def resume(
         ResumeError: A reply was refused (nothing was accepted then).
         ValueError: The host has no session store.
     """
-    session = host.session
-    if session is None:
-        raise ValueError("resume needs a session: open the view with a store (open_view)")
-    store, key = session
-    replies = tuple(replies)
-    edits = _check_shape(replies)
-    validate = _validator(host)
-    accepted: tuple[PendingToolCall, ...] = ()
-
-    def settle(current: ToolContextState) -> ToolContextState:
-        nonlocal accepted
-        changed, accepted = accept(current, replies, edits, validate)
-        return changed
-
-    stored = await update_session(store, key, settle, current=state)
-    by_id = {reply.call_id: reply for reply in replies if isinstance(reply, Confirmation)}
-    given = {reply.id or "": reply for reply in replies if isinstance(reply, ToolResultBlock)}
-    approved: list[ToolUseBlock] = []
-    runs_of: dict[str, ToolUseBlock] = {}  # the approved calls as they run, by waiting id
-    answered: set[str] = set()
-    settled: dict[str, ToolResultBlock] = {}
-    for pending in accepted:
-        call = pending.call
-        if pending.kind is SuspensionKind.EXTERNAL:
-            result = answering(given[call.id], pending)
-            if result.state is ToolResultState.RUNNING:
-                result = result.with_state(ToolResultState.SUCCESS)
-            settled[call.id] = result
-            continue
-        if not by_id[call.id].approved:
-            settled[call.id] = answering(outcomes.rejected(call, DENIED_BY_USER), pending)
-            continue
-        edited = _edited(call, edits.get(call.id))
-        run = call if edited is None else edited
-        if await _answered(host, pending, run, edited is not None, stored.permissions, context):
-            answered.add(call.id)
-        approved.append(run)
-        runs_of[call.id] = run
+    settlement = await settle(host, state, replies, context)
     if on_event is not None:
-        _report_accepted(on_event, accepted, settled, runs_of)
-    suspension: Suspension | None = None
-    if approved:
-        runs = _Approvals(await host.reload(), {p.id: p for p in accepted}, answered)
+        settlement.report(on_event)
+    batch: ToolBatch
+    if settlement.approved:
         ran = await run_batch(
-            runs,
-            approved,
+            settlement.approvals(await host.reload()),
+            settlement.approved,
             context,
             agent=agent,
             config=config,
             parallel=parallel,
             on_event=None if on_event is None else _calls_only(on_event),
         )
-        settled.update(zip((call.id for call in approved), ran.results, strict=True))
-        suspension = ran.suspension
-    reply_id = accepted[0].reply_id if accepted else None
-    results = tuple(settled[pending.id] for pending in accepted)
-    if reply_id is not None:
-        left = tuple(p for p in stored.pending_calls if p.reply_id == reply_id)
-        if suspension is None:
-            suspension = Suspension(reply_id, left) if left else None
-        elif left:  # calls asked again join the settled suspension's calls that still wait
-            suspension = Suspension(suspension.reply_id, (*left, *suspension.pending))
-    all_denied = bool(results) and all(r.state is ToolResultState.DENIED for r in results)
+        batch = settlement.finish(ran.results, ran.suspension)
+    else:
+        batch = settlement.finish(())
     if on_event is not None:
-        _report_end(on_event, suspension, results if all_denied else None)
-    return ToolBatch(results, suspension, all_denied, reply_id)
+        _report_end(on_event, batch.suspension, batch.results if batch.all_denied else None)
+    return batch
 
 
 def _report_accepted(
@@ -578,4 +662,4 @@ def _report_end(
         emit(AllToolsDenied(denied))
 
 
-__all__ = ["DENIED_BY_USER", "Reply", "ResumeHost", "accept", "resume"]
+__all__ = ["DENIED_BY_USER", "Reply", "ResumeHost", "Settlement", "accept", "resume", "settle"]
