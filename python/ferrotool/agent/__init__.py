@@ -16,6 +16,7 @@ from ferrotool.agent.loop import (
     RunOutcome,
     RunSuspended,
     TurnLimitReached,
+    TurnSteps,
     resume_agent,
     run_agent,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "ScriptedModel",
     "TextDelta",
     "TurnLimitReached",
+    "TurnSteps",
     "UserMessage",
     "results_in",
     "resume_agent",

@@ -26,19 +26,20 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TypeAlias, final
+from typing import Protocol, TypeAlias, final
 
 from ferrotool._execution.batch import ToolBatch
-from ferrotool._execution.events import ToolEvent
+from ferrotool._execution.events import EventSink, ToolEvent
 from ferrotool._execution.resume import Reply
 from ferrotool._execution.stream import EventStream
 from ferrotool._registry.source import ToolSource, view_of
 from ferrotool._registry.view import ToolView
-from ferrotool._values.calls import REPLACES_KEY, ToolResultBlock
+from ferrotool._values.calls import REPLACES_KEY, ToolResultBlock, ToolUseBlock
 from ferrotool._values.context import RuntimeContext
 from ferrotool._values.execution import ExecutionConfig
 from ferrotool.agent.messages import (
     ChatModel,
+    DeltaSink,
     Message,
     ModelDelta,
     ModelReply,
@@ -113,6 +114,39 @@ AgentEvent: TypeAlias = ToolEvent | ModelDelta | ModelResponded | RunOutcome
 Emit: TypeAlias = Callable[[AgentEvent], None]
 
 
+class TurnSteps(Protocol):
+    """How a run asks its model, runs a turn's calls and waits for replies.
+
+    `run_agent`'s ``steps``: without it a run does each directly and ends `RunSuspended` when
+    calls wait. A durable turn (`ferrotool.durable.DurableAgent`) records each as a step of a
+    workflow and waits for the replies in the run itself, so that a process that dies in the
+    middle of a turn loses nothing: the loop is the same, only the steps are recorded.
+    """
+
+    def respond(
+        self, model: ChatModel, request: ModelRequest, on_delta: DeltaSink
+    ) -> Awaitable[ModelReply]:
+        """The model's reply to one turn's request."""
+        ...
+
+    def call_tools(
+        self, view: ToolView, calls: tuple[ToolUseBlock, ...], on_event: EventSink
+    ) -> Awaitable[ToolBatch]:
+        """Run a turn's calls as one batch (`ToolView.call_tools`)."""
+        ...
+
+    def replies(
+        self, view: ToolView, paused: PausedRun, on_event: EventSink
+    ) -> Awaitable[tuple[ToolBatch, tuple[Reply, ...]] | None]:
+        """Wait for the replies to what waits, and settle them (`ToolView.resume`).
+
+        Returns:
+            The resume's batch and the replies it settled, or ``None``: the run ends
+            `RunSuspended` with ``paused``.
+        """
+        ...
+
+
 @final
 @dataclass(frozen=True, slots=True)
 class _Run:
@@ -126,6 +160,7 @@ class _Run:
     agent: object | None
     config: ExecutionConfig | None
     parallel: bool
+    steps: TurnSteps | None = None
 
     async def system_prompt(self, view: ToolView) -> str:
         parts = [self.system]
@@ -138,26 +173,41 @@ class _Run:
         self, view: ToolView, transcript: list[Message], done: int, emit: Emit
     ) -> RunOutcome:
         """Model and tools, turn after turn, from turn ``done + 1``."""
+        steps = self.steps
         for turn in range(done + 1, self.max_turns + 1):
             request = ModelRequest(tuple(transcript), view, await self.system_prompt(view))
-            reply = await self.model.respond(request, emit)
+            if steps is None:
+                reply = await self.model.respond(request, emit)
+            else:
+                reply = await steps.respond(self.model, request, emit)
             transcript.append(reply)
             emit(ModelResponded(turn, reply))
             if not reply.calls:
                 return RunFinished(reply, tuple(transcript))
-            batch = await view.call_tools(
-                reply.calls,
-                self.context,
-                agent=self.agent,
-                config=self.config,
-                parallel=self.parallel,
-                on_event=emit,
-            )
+            if steps is None:
+                batch = await view.call_tools(
+                    reply.calls,
+                    self.context,
+                    agent=self.agent,
+                    config=self.config,
+                    parallel=self.parallel,
+                    on_event=emit,
+                )
+            else:
+                batch = await steps.call_tools(view, reply.calls, emit)
             view = await view.reload()
-            if batch.suspension is not None:
-                paused = PausedRun(tuple(transcript), batch.results, batch.suspension, turn)
-                return RunSuspended(paused)
-            transcript += batch.results
+            results = batch.results
+            said: list[UserMessage] = []
+            while batch.suspension is not None:
+                paused = PausedRun(tuple(transcript), results, batch.suspension, turn)
+                answer = None if steps is None else await steps.replies(view, paused, emit)
+                if answer is None:
+                    return RunSuspended(paused)
+                batch, replies = answer
+                results = _merged(results, batch)
+                said += (UserMessage(reply) for reply in replies if isinstance(reply, str))
+                view = await view.reload()
+            transcript += (*results, *said)
         return TurnLimitReached(tuple(transcript))
 
     async def resume(
@@ -172,14 +222,19 @@ class _Run:
             parallel=self.parallel,
             on_event=emit,
         )
-        settled = {_answers(result): result for result in batch.results}
-        results = tuple(settled.get(result.id, result) for result in paused.results)
+        results = _merged(paused.results, batch)
         view = await view.reload()
         if batch.suspension is not None:
             return RunSuspended(replace(paused, results=results, suspension=batch.suspension))
         said = [UserMessage(reply) for reply in replies if isinstance(reply, str)]
         transcript = [*paused.messages, *results, *said]
         return await self.turns(view, transcript, paused.turns, emit)
+
+
+def _merged(results: tuple[ToolResultBlock, ...], batch: ToolBatch) -> tuple[ToolResultBlock, ...]:
+    """A paused turn's results, with the placeholders of the calls a resume settled replaced."""
+    settled = {_answers(result): result for result in batch.results}
+    return tuple(settled.get(result.id, result) for result in results)
 
 
 def _answers(result: ToolResultBlock) -> str | None:
@@ -203,6 +258,7 @@ def run_agent(
     agent: object | None = None,
     config: ExecutionConfig | None = None,
     parallel: bool = True,
+    steps: TurnSteps | None = None,
 ) -> AgentRun:
     """Run the model and the view's tools until the model answers without calling a tool.
 
@@ -222,11 +278,16 @@ def run_agent(
         agent: The calling agent, for tools that ask for it.
         config: The execution settings of every batch.
         parallel: Whether a turn's concurrency-safe calls may run together.
+        steps: How the run asks the model, runs calls and waits for replies (`TurnSteps`):
+            ``None`` does each directly and ends `RunSuspended` when calls wait; a durable
+            agent's records each (`ferrotool.durable.DurableAgent`).
 
     Raises:
         ValueError: ``max_turns`` is less than 1.
     """
     run = _settings(model, context, max_turns, system, instructions, agent, config, parallel)
+    if steps is not None:
+        run = replace(run, steps=steps)
     transcript = list(messages)
     start = view_of(view)
     return AgentRun(lambda emit: run.turns(start, transcript, 0, emit))
@@ -327,6 +388,7 @@ __all__ = [
     "RunOutcome",
     "RunSuspended",
     "TurnLimitReached",
+    "TurnSteps",
     "resume_agent",
     "run_agent",
 ]

@@ -154,7 +154,7 @@ class PausedRun:
         """The JSON form (a `ModelReply`'s ``native`` object is left out)."""
         return orjson.dumps(
             {
-                "messages": [_message_dict(message) for message in self.messages],
+                "messages": [message_to_dict(message) for message in self.messages],
                 "results": [result.to_dict() for result in self.results],
                 "reply_id": self.suspension.reply_id,
                 "pending": [pending.to_dict() for pending in self.suspension.pending],
@@ -173,7 +173,7 @@ class PausedRun:
         if not isinstance(raw, dict):
             raise ValueError("a paused run is a JSON object")
         try:
-            messages = tuple(_message_of(item) for item in raw["messages"])
+            messages = tuple(message_from_dict(item) for item in raw["messages"])
             results = tuple(ToolResultBlock.from_json(orjson.dumps(r)) for r in raw["results"])
             pending = tuple(PendingToolCall.from_dict(p) for p in raw["pending"])
             suspension = Suspension(str(raw["reply_id"]), pending)
@@ -183,7 +183,8 @@ class PausedRun:
         return cls(messages, results, suspension, turns)
 
 
-def _message_dict(message: Message) -> dict[str, JsonValue]:
+def message_to_dict(message: Message) -> dict[str, JsonValue]:
+    """A transcript entry's JSON form (a `ModelReply`'s ``native`` object is left out)."""
     if isinstance(message, UserMessage):
         return {"user": message.text}
     if isinstance(message, ModelReply):
@@ -195,7 +196,13 @@ def _message_dict(message: Message) -> dict[str, JsonValue]:
     return {"result": message.to_dict()}
 
 
-def _message_of(raw: object) -> Message:
+def message_from_dict(raw: object) -> Message:
+    """Read what `message_to_dict` wrote.
+
+    Raises:
+        TypeError: ``raw`` is not a JSON object.
+        KeyError: A field is missing.
+    """
     if not isinstance(raw, dict):
         raise TypeError(f"a message is a JSON object, got {raw!r:.80}")
     if "user" in raw:
@@ -242,5 +249,7 @@ __all__ = [
     "PausedRun",
     "TextDelta",
     "UserMessage",
+    "message_from_dict",
+    "message_to_dict",
     "transcript_groups",
 ]
