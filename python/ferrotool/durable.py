@@ -43,6 +43,7 @@ This module needs the ``dbos`` package (``pip install 'ferrotool[dbos]'``).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import os
 import time
@@ -71,9 +72,10 @@ from ferrotool._execution.resume import Reply, Settlement, _check_shape, settle
 from ferrotool._extras import requires_extra
 from ferrotool._permissions.decisions import PermissionRule
 from ferrotool._registry.source import ToolSource, view_of
+from ferrotool._registry.toolkit import Toolkit
 from ferrotool._registry.view import ToolView
 from ferrotool._session.pending import PendingToolCall, answering, placed
-from ferrotool._session.state import ToolContextState, update_session
+from ferrotool._session.state import SessionStore, ToolContextState, update_session
 from ferrotool._values.calls import ToolResultBlock, ToolResultState, ToolUseBlock
 from ferrotool._values.context import RuntimeContext
 from ferrotool._values.execution import ExecutionConfig
@@ -126,6 +128,7 @@ def config(
     name: str = DEFAULT_NAME,
     database_url: str | None = None,
     application_version: str | None = None,
+    executor_id: str | None = None,
 ) -> DBOSConfig:
     """A DBOS configuration for durable turns: ``DBOS(config=config("state"))``.
 
@@ -138,6 +141,11 @@ def config(
         application_version: The version DBOS files workflows under. A process recovers only
             the workflows of its own version; DBOS derives one from the source of the
             registered workflows unless it is given.
+        executor_id: This process's name among the processes that share the database. A
+            process that launches recovers the unfinished workflows of its own executor id
+            (DBOS's default: ``"local"``), so processes that run at the same time on one
+            database need ids of their own, lest one recover what another is running; a
+            replacement takes the id of the process it replaces.
 
     Returns:
         The configuration, to pass to ``DBOS(config=...)`` before ``DBOS.launch()``.
@@ -154,6 +162,8 @@ def config(
     settings = DBOSConfig(name=name, system_database_url=database_url)
     if application_version is not None:
         settings["application_version"] = application_version
+    if executor_id is not None:
+        settings["executor_id"] = executor_id
     return settings
 
 
@@ -215,19 +225,26 @@ class DurableToolkit:
         async def begin(run: str) -> str:  # records that a call starts in `run`, and when
             return orjson.dumps({"run": run, "at": time.time()}).decode()
 
-        async def call(view: ToolView, encoded: str, run: str, begun: str, approval: str) -> str:
-            return await self._run_call(view, encoded, run, begun, approval)
+        async def call(
+            view: ToolView,
+            context: RuntimeContext | None,
+            encoded: str,
+            run: str,
+            begun: str,
+            approval: str,
+        ) -> str:
+            return await self._run_call(view, context, encoded, run, begun, approval)
 
         async def suspend(view: ToolView, encoded: list[str], results: list[str]) -> str:
             return await self._run_suspend(view, encoded, results)
 
         async def batch(encoded: list[str]) -> str:
-            return await self._run_batch(view_of(self._tools), encoded)
+            return await self._run_batch(view_of(self._tools), self._context, encoded)
 
         self._begin: Callable[[str], Awaitable[str]] = DBOS.step(name=f"{prefix}.begin")(begin)
-        self._call: Callable[[ToolView, str, str, str, str], Awaitable[str]] = DBOS.step(
-            name=f"{prefix}.call"
-        )(call)
+        self._call: Callable[
+            [ToolView, RuntimeContext | None, str, str, str, str], Awaitable[str]
+        ] = DBOS.step(name=f"{prefix}.call")(call)
         self._suspend: Callable[[ToolView, list[str], list[str]], Awaitable[str]] = DBOS.step(
             name=f"{prefix}.suspend"
         )(suspend)
@@ -285,9 +302,11 @@ class DurableToolkit:
         handle: WorkflowHandleAsync[str] = await DBOS.retrieve_workflow_async(workflow_id)
         return _batch_of(await handle.get_result(polling_interval_sec=polling_interval))
 
-    async def _run_batch(self, view: ToolView, encoded: list[str]) -> str:
+    async def _run_batch(
+        self, view: ToolView, context: RuntimeContext | None, encoded: list[str]
+    ) -> str:
         """A batch's steps: every call a step, the suspension (if any) another."""
-        results = await self._run_calls(view, encoded, [""] * len(encoded))
+        results = await self._run_calls(view, context, encoded, [""] * len(encoded))
         return await self._gathered(view, encoded, results)
 
     async def _gathered(self, view: ToolView, encoded: list[str], results: list[str]) -> str:
@@ -301,7 +320,11 @@ class DurableToolkit:
         return orjson.dumps({"results": results}).decode()
 
     async def _run_calls(
-        self, view: ToolView, encoded: Sequence[str], approvals: Sequence[str]
+        self,
+        view: ToolView,
+        context: RuntimeContext | None,
+        encoded: Sequence[str],
+        approvals: Sequence[str],
     ) -> list[str]:
         """Every call a step (``approvals``: each call's approval, see `_run_call`)."""
         calls = tuple(ToolUseBlock.from_json(call) for call in encoded)
@@ -317,7 +340,7 @@ class DurableToolkit:
                 for index in slot
             ]
             steps = [
-                self._call(view, encoded[index], run, marked, approvals[index])
+                self._call(view, context, encoded[index], run, marked, approvals[index])
                 for index, marked in zip(slot, begun, strict=True)
             ]
             for index, result in zip(slot, await asyncio.gather(*steps), strict=True):
@@ -337,7 +360,13 @@ class DurableToolkit:
         return tool is not None and tool.execution_for(self._config).timeout is not None
 
     async def _run_call(
-        self, view: ToolView, encoded: str, run: str, begun: str, approval: str
+        self,
+        view: ToolView,
+        context: RuntimeContext | None,
+        encoded: str,
+        run: str,
+        begun: str,
+        approval: str,
     ) -> str:
         """The step of one call: its result, or, when it must not run again, an error.
 
@@ -358,22 +387,33 @@ class DurableToolkit:
             if execution is not None and execution.timeout is not None:
                 timeout = execution.timeout
                 deadline = started["at"] + timeout * execution.attempts
+        left = None if deadline is None else deadline - time.time()
+        if left is not None and left <= 0:  # its time ran out in an earlier run: not started
+            return settled(outcomes.timed_out(call, timeout or 0.0), call).to_json().decode()
         async with _held(view.runner.calls):
-            if deadline is None:
-                result = await self._one(view, call, approval)
+            if left is None:
+                result = await self._one(view, context, call, approval)
             else:
-                with anyio.move_on_after(max(deadline - time.time(), 0.0)) as scope:
-                    result = await self._one(view, call, approval)
+                with anyio.move_on_after(left) as scope:
+                    result = await self._one(view, context, call, approval)
                 if scope.cancelled_caught:
                     result = outcomes.timed_out(call, timeout or 0.0)
         return settled(result, call).to_json().decode()
 
-    async def _one(self, view: ToolView, call: ToolUseBlock, approval: str) -> ToolResultBlock:
+    async def _one(
+        self,
+        view: ToolView,
+        context: RuntimeContext | None,
+        call: ToolUseBlock,
+        approval: str,
+    ) -> ToolResultBlock:
         """One call through the pipeline: fresh, or as a resume runs an approved call."""
         if not approval:
-            return await view.call_tool(call, self._context, agent=self._agent)
+            if self._config is None:
+                return await view.call_tool(call, context, agent=self._agent)
+            return await view.run_one(view.scope(call, context, self._agent, None, self._config))
         host = Settlement.from_json(approval).approvals(await view.reload())
-        scope = host.scope(call, self._context, self._agent, None, self._config, False)
+        scope = host.scope(call, context, self._agent, None, self._config, False)
         return await host.run_one(scope)
 
     async def _run_suspend(self, view: ToolView, encoded: list[str], results: list[str]) -> str:
@@ -403,17 +443,21 @@ class DurableAgent:
     launches DBOS on the same database goes on from the last recorded step.
 
     Build it before ``DBOS.launch()``, the same way in every process that may recover its runs
-    or reply to them. Calls that wait need a view with a session store that every such process
-    shares (`Registry.open_view` with `ferrotool.redis.RedisSessionStore`): the replies are
-    accepted there, exactly once. Without a session store a run whose calls wait ends
-    `RunSuspended`, as `run_agent`'s does.
+    or reply to them. Each run opens its session's view in ``store`` (the session of the run's
+    user and session ids), so that ``reset_tools`` and skills take effect between turns, and
+    calls that wait are kept there: the replies are accepted there, exactly once. Give a store
+    every such process shares (`ferrotool.redis.RedisSessionStore`). Without a store the runs
+    use the tools' default view, and a run whose calls wait ends `RunSuspended`, as
+    `run_agent`'s does.
 
     Args:
         model: The model. Its replies are recorded without their ``native`` object.
-        tools: The run's tools: a toolkit, a registry or a request's view.
+        tools: The run's tools: a toolkit or a registry (or, without a store, a view).
+        store: Where each run's session lives.
         name: The name of the workflow and steps (``ferrotool.<name>.run_agent``...), unique
             in the process.
-        context: The runtime context of every tool call.
+        context: The runtime context of every tool call (a run's user and session ids
+            replace its own).
         max_turns: Model turns at most; then the run ends with `TurnLimitReached`.
         system: The system prompt.
         instructions: System prompt fragments computed from each turn's view.
@@ -425,8 +469,8 @@ class DurableAgent:
             (``metadata["durable"] == "no_reply"``) and the run goes on. ``None``: no limit.
 
     Raises:
-        ValueError: Another durable toolkit or agent of this process has the name, or
-            ``max_turns`` is less than 1.
+        ValueError: Another durable toolkit or agent of this process has the name, a view
+            comes with a store, or ``max_turns`` is less than 1.
     """
 
     __slots__ = (
@@ -436,6 +480,7 @@ class DurableAgent:
         "_model",
         "_respond",
         "_settle",
+        "_store",
         "_system",
         "_workflow",
         "reply_timeout",
@@ -447,6 +492,7 @@ class DurableAgent:
         model: ChatModel,
         tools: ToolSource,
         *,
+        store: SessionStore | None = None,
         name: str = DEFAULT_NAME,
         context: RuntimeContext | None = None,
         max_turns: int = 10,
@@ -459,12 +505,18 @@ class DurableAgent:
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+        if store is not None and isinstance(tools, ToolView):
+            raise ValueError(
+                "DurableAgent opens each run's view in the store: give it the toolkit or the "
+                "registry, not a view"
+            )
         if reply_timeout is not None and not reply_timeout > 0:
             raise ValueError(f"reply_timeout must be positive, got {reply_timeout}")
         self.toolkit: Final = DurableToolkit(
             tools, name=name, context=context, agent=agent, config=config, parallel=parallel
         )
         self._model = model
+        self._store = store
         self._max_turns = max_turns
         self._system = system
         self._instructions = tuple(instructions)
@@ -475,8 +527,10 @@ class DurableAgent:
             reply = await model.respond(request)
             return orjson.dumps(message_to_dict(reply)).decode()
 
-        async def settle_replies(view: ToolView, message: str) -> str:
-            return await self._run_settle(view, message)
+        async def settle_replies(
+            view: ToolView, context: RuntimeContext | None, message: str
+        ) -> str:
+            return await self._run_settle(view, context, message)
 
         async def expire(view: ToolView, reply_id: str) -> str:
             return await self._run_expire(view, reply_id)
@@ -487,7 +541,7 @@ class DurableAgent:
         self._respond: Callable[[ModelRequest], Awaitable[str]] = DBOS.step(
             name=f"{prefix}.respond"
         )(respond)
-        self._settle: Callable[[ToolView, str], Awaitable[str]] = DBOS.step(
+        self._settle: Callable[[ToolView, RuntimeContext | None, str], Awaitable[str]] = DBOS.step(
             name=f"{prefix}.settle"
         )(settle_replies)
         self._expire: Callable[[ToolView, str], Awaitable[str]] = DBOS.step(
@@ -503,7 +557,12 @@ class DurableAgent:
         return self.toolkit.name
 
     async def run(
-        self, messages: Sequence[Message], *, workflow_id: str | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        workflow_id: str | None = None,
     ) -> RunOutcome:
         """Run the model and the tools until the model answers without calling a tool.
 
@@ -512,24 +571,50 @@ class DurableAgent:
 
         Args:
             messages: The transcript so far (usually the person's first message).
+            user_id: The user the run is for (with ``session_id``, its session in the store).
+            session_id: The session the run belongs to.
             workflow_id: The workflow's id (say, the conversation turn's); DBOS makes one if
                 not given.
 
         Raises:
             RuntimeError: Called in a trio run: DBOS runs its workflows on asyncio.
+            ValueError: The agent has a store and the run no session id.
         """
-        return await (await self.start(messages, workflow_id=workflow_id)).outcome()
+        started = await self.start(
+            messages, user_id=user_id, session_id=session_id, workflow_id=workflow_id
+        )
+        return await started.outcome()
 
     async def start(
-        self, messages: Sequence[Message], *, workflow_id: str | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        workflow_id: str | None = None,
     ) -> DurableRun:
-        """Start a run in the background of this process; its handle gives the outcome.
+        """Start a run (see `run`) in the background of this process.
+
+        Its handle gives the outcome, here; any other process has it by the workflow id
+        (`DurableRun`).
 
         Raises:
             RuntimeError: Called in a trio run: DBOS runs its workflows on asyncio.
+            ValueError: The agent has a store and the run no session id.
         """
         _on_asyncio("DurableAgent.start")
-        transcript = orjson.dumps([message_to_dict(message) for message in messages]).decode()
+        base = self.toolkit._context
+        if self._store is not None and session_id is None and (base is None or not base.session_id):
+            raise ValueError(
+                "DurableAgent.start needs a session_id: each run's session lives in the store"
+            )
+        transcript = orjson.dumps(
+            {
+                "messages": [message_to_dict(message) for message in messages],
+                "user_id": user_id,
+                "session_id": session_id,
+            }
+        ).decode()
         if workflow_id is None:
             handle = await DBOS.start_workflow_async(self._workflow, transcript)
         else:
@@ -582,30 +667,45 @@ class DurableAgent:
         message = orjson.dumps([_reply_dict(reply) for reply in replies]).decode()
         await DBOS.send_async(workflow_id, message, topic=paused.suspension.reply_id)
 
-    async def _run(self, transcript: str) -> str:
+    async def _run(self, payload: str) -> str:
         """The workflow: `run_agent`'s loop with recorded steps."""
-        messages = [message_from_dict(raw) for raw in orjson.loads(transcript)]
-        steps = _Steps(self)
+        raw = orjson.loads(payload)
+        messages = [message_from_dict(message) for message in raw["messages"]]
+        context = self.toolkit._context
+        ids = {key: raw[key] for key in ("user_id", "session_id") if raw[key] is not None}
+        if ids:
+            context = dataclasses.replace(context or RuntimeContext(), **ids)
+        view = await self._view(context)
         run = run_agent(
             self._model,
-            self.toolkit.view,
+            view,
             messages,
-            self.toolkit._context,
+            context,
             max_turns=self._max_turns,
             system=self._system,
             instructions=self._instructions,
             agent=self.toolkit._agent,
             config=self.toolkit._config,
             parallel=self.toolkit._parallel,
-            steps=steps,
+            steps=_Steps(self, context),
         )
         return _outcome_json(await run.result())
 
-    async def _run_settle(self, view: ToolView, message: str) -> str:
+    async def _view(self, context: RuntimeContext | None) -> ToolView:
+        """A run's view: its session's, opened in the store, or the tools' default view."""
+        tools = self.toolkit._tools
+        if self._store is None or isinstance(tools, ToolView):
+            return view_of(tools)
+        registry = tools.snapshot() if isinstance(tools, Toolkit) else tools
+        return await registry.open_view(context or RuntimeContext(), self._store)
+
+    async def _run_settle(
+        self, view: ToolView, context: RuntimeContext | None, message: str
+    ) -> str:
         """The step that accepts replies in the session: the settlement, or the refusal."""
         replies = tuple(_reply_of(raw) for raw in orjson.loads(message))
         try:
-            settlement = await settle(view, None, replies, self.toolkit._context)
+            settlement = await settle(view, None, replies, context)
         except ResumeError as error:
             return orjson.dumps({"refused": str(error)}).decode()
         return settlement.to_json().decode()
@@ -646,10 +746,11 @@ class DurableAgent:
 class _Steps:
     """A durable agent's `ferrotool.agent.TurnSteps`: each one recorded in the workflow."""
 
-    __slots__ = ("_agent",)
+    __slots__ = ("_agent", "_context")
 
-    def __init__(self, agent: DurableAgent) -> None:
+    def __init__(self, agent: DurableAgent, context: RuntimeContext | None) -> None:
         self._agent = agent
+        self._context = context
 
     async def respond(
         self, model: ChatModel, request: ModelRequest, on_delta: DeltaSink
@@ -664,7 +765,7 @@ class _Steps:
     ) -> ToolBatch:
         del on_event
         encoded = [call.to_json().decode() for call in check_calls(calls)]
-        return _batch_of(await self._agent.toolkit._run_batch(view, encoded))
+        return _batch_of(await self._agent.toolkit._run_batch(view, self._context, encoded))
 
     async def replies(
         self, view: ToolView, paused: PausedRun, on_event: EventSink
@@ -689,7 +790,7 @@ class _Steps:
                     ToolResultBlock.from_json(orjson.dumps(r)) for r in expired["results"]
                 )
                 return ToolBatch(results, None, False, reply_id), ()
-            recorded = orjson.loads(await agent._settle(view, message))
+            recorded = orjson.loads(await agent._settle(view, self._context, message))
             if "refused" in recorded:
                 await DBOS.set_event_async(
                     REFUSED, orjson.dumps({"reply_id": reply_id, **recorded}).decode()
@@ -707,7 +808,7 @@ class _Steps:
             for pending in settlement.accepted
             if pending.id == call.id
         ]
-        recorded_results = await toolkit._run_calls(host, approved, each)
+        recorded_results = await toolkit._run_calls(host, self._context, approved, each)
         waiting = orjson.loads(await toolkit._gathered(host, approved, recorded_results))
         ran = tuple(ToolResultBlock.from_json(result) for result in waiting["results"])
         suspension = _suspension_of(waiting.get("suspension"))
