@@ -14,6 +14,7 @@ can run the rest; with ``FERROTOOL_REQUIRE_POSTGRES=1`` (CI sets it) it fails in
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import uuid
 from collections.abc import Iterator
@@ -28,6 +29,20 @@ def _unavailable(reason: str) -> NoReturn:
     if os.environ.get("FERROTOOL_REQUIRE_POSTGRES") == "1":
         pytest.fail(f"FERROTOOL_REQUIRE_POSTGRES=1 but {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+def end_workers() -> None:
+    """Kill the test's worker processes still running (a check failed before they ended)."""
+    for process in multiprocessing.active_children():
+        process.kill()
+        process.join(10)
+
+
+@pytest.fixture(autouse=True)
+def no_worker_left() -> Iterator[None]:
+    """A test that fails leaves no worker process running."""
+    yield
+    end_workers()
 
 
 def with_database(url: str, name: str) -> str:
@@ -65,6 +80,7 @@ def postgres_database(postgres_url: str) -> Iterator[str]:
     try:
         yield with_database(postgres_url, name)
     finally:
+        end_workers()  # before their database goes
         with psycopg.connect(postgres_url, autocommit=True, connect_timeout=5) as connection:
             # FORCE: a process the test killed may leave a session the server has not ended yet.
             connection.execute(
