@@ -13,6 +13,10 @@ Postgres database (see `conftest`), the same rounds on each. The checks are the 
 * every call after it ran once, in the recovering process;
 * the call in flight ran again only if it is idempotent; a non-idempotent one ran at most once,
   and its result is its own (recorded) or the ``not_retried`` error.
+
+On Postgres, where processes on several hosts share the database, a last test keeps the same
+guarantees with two live processes: the one that runs the batch is killed, and the other, which
+was running already, takes the batch over and ends it.
 """
 
 from __future__ import annotations
@@ -254,9 +258,9 @@ def test_a_live_process_takes_over_the_batch_of_another_killed_beside_it(
 
     The second process (`worker`'s ``adopt``) is launched, with an executor id of its own,
     before the first starts the batch. DBOS's launch recovers only its own executor's pending
-    workflows, and a live process takes no other's: the batch waits until the second process,
-    once the first is dead, moves the dead executor's pending workflows to itself
-    (`worker.take_over`: DBOS's listing of workflows by status and executor, and its resume).
+    workflows, so the batch waits until the second process, once the first is dead, moves the
+    dead executor's pending workflows to itself (`worker.take_over`: DBOS's listing of
+    workflows by status and executor, and its resume of each).
     """
     rng = random.Random(SEED + 2)
     seen = Seen()
