@@ -1,8 +1,9 @@
-"""A process that runs (``run``) or recovers (``recover``) one durable batch.
+"""A process that runs (``run``), recovers (``recover``) or adopts (``adopt``) one durable batch.
 
-``python worker.py MODE FOLDER LOG WORKFLOW_ID PLAN [OUT [HOLD]]``
+``python worker.py MODE DATABASE LOG WORKFLOW_ID PLAN [OUT [HOLD [EXECUTOR]]]``
 
-* ``FOLDER``: where DBOS's SQLite database is.
+* ``DATABASE``: DBOS's system database: a folder, where the SQLite file is (``config(folder)``),
+  or a Postgres database's URL, ``postgresql://...`` (``config(database_url=...)``).
 * ``LOG``: the side-effect log: each call appends ``<phase> start <call id>`` before its effect and
   ``<phase> end <call id>`` after it, each line flushed and fsynced.
 * ``PLAN``: one letter per call, in call order: ``i`` a call of the idempotent tool ``record``,
@@ -12,10 +13,18 @@
   its two lines.
 * ``HOLD``: the ids of the calls (comma-separated) that, in ``run``, never end: they wait
   after their first line until the process is killed, so that they are in flight at the kill.
+* ``EXECUTOR``: in ``run`` and ``recover``, the process's DBOS executor id (DBOS's ``local``
+  unless given); in ``adopt``, the id of the dead executor whose batch it takes over.
 
 ``run`` starts the batch under ``WORKFLOW_ID`` (and is killed before it ends); ``recover``
-launches DBOS on the same database, which recovers the workflow, waits for its batch and prints
-its results, one JSON object per line (to ``OUT`` when given).
+launches DBOS on the same database, which recovers the workflows its executor left pending,
+waits for the batch and prints its results, one JSON object per line (to ``OUT`` when given).
+
+``adopt`` is a second live process on a shared (Postgres) database, with an executor id of its
+own (`ADOPTER`), which DBOS's launch recovers nothing for: it launches, makes the file
+``OUT.ready``, waits for the file ``OUT.go`` (made once the process that ran the batch is dead),
+then moves the dead executor's pending workflows to itself (`take_over`), waits for the batch and
+writes its results as ``recover`` does.
 
 The crash tests start it with `multiprocessing`'s fork server, which imports this module (and so
 DBOS, whose import takes seconds) once: each worker is a fresh process forked from it.
@@ -35,6 +44,9 @@ from ferrotool.durable import DurableToolkit, config
 
 DELAY = 0.01
 HELD = 600.0  # seconds: longer than any test waits for the kill
+WAIT = 60.0  # seconds: how long ``adopt`` waits for its go-ahead
+ADOPTER = "adopter"
+"""The executor id of the ``adopt`` process."""
 TOOLS = {"i": "record", "n": "pay", "s": "record_together", "p": "pay_together"}
 """The tool of each letter of a plan."""
 IDEMPOTENT = frozenset("is")
@@ -90,19 +102,69 @@ def calls(plan: str) -> list[ToolUseBlock]:
     ]
 
 
+def on_postgres(database: str) -> bool:
+    """Whether ``DATABASE`` is a Postgres URL (else a folder for a SQLite file)."""
+    return database.startswith(("postgresql://", "postgres://"))
+
+
+async def take_over(dead: str) -> list[str]:
+    """Move the pending workflows of the executor ``dead`` to a live one; their ids.
+
+    DBOS's launch recovers only the pending workflows of the launching process's own executor
+    id; another executor's are left to DBOS Conductor, or to a call such as this. It finds them
+    with `DBOS.list_workflows_async` (``PENDING``, ``executor_id=dead``) and hands each to
+    `DBOS.resume_workflow_async`, which puts it back on DBOS's internal queue: the next live
+    process whose queue poller dequeues it (this one) runs it again from its recorded steps.
+    (DBOS's own recovery of a list of executors, ``DBOS._recover_pending_workflows``, does the
+    same but is not public API.) Call it only once ``dead`` is known to be dead: a process
+    still running one of those workflows would then run it beside its new owner.
+    """
+    pending = await DBOS.list_workflows_async(
+        status="PENDING", executor_id=dead, load_input=False, load_output=False
+    )
+    for status in pending:
+        await DBOS.resume_workflow_async(status.workflow_id)
+    return [status.workflow_id for status in pending]
+
+
 async def work(
-    mode: str, folder: str, log: str, workflow_id: str, plan: str, hold: frozenset[str]
+    mode: str,
+    database: str,
+    log: str,
+    workflow_id: str,
+    plan: str,
+    out: str,
+    hold: frozenset[str],
+    executor: str,
 ) -> list[str]:
-    """Run or recover the batch; the recovered batch's results, as JSON lines."""
+    """Run, recover or adopt the batch; the recovered batch's results, as JSON lines."""
     durable = DurableToolkit(tools(Path(log), mode, hold), name="crash")
-    settings = config(folder, name="crash")
+    if on_postgres(database):
+        settings = config(name="crash", database_url=database)
+    else:
+        settings = config(database, name="crash")
     settings["log_level"] = "WARNING"
+    if mode == "adopt":
+        settings["executor_id"] = ADOPTER
+    elif executor:
+        settings["executor_id"] = executor
     DBOS(config=settings)
     DBOS.launch()
     try:
         if mode == "run":
             await durable.call_tools(calls(plan), workflow_id=workflow_id)
             return []
+        if mode == "adopt":
+            Path(f"{out}.ready").touch()
+            go = Path(f"{out}.go")
+            deadline = asyncio.get_running_loop().time() + WAIT
+            while not go.exists():
+                if asyncio.get_running_loop().time() > deadline:
+                    raise TimeoutError(f"no {go} in {WAIT} s")
+                await asyncio.sleep(0.005)
+            taken = await take_over(executor)
+            if taken != [workflow_id]:
+                raise AssertionError(f"{executor} left {taken} pending, not [{workflow_id!r}]")
         batch = await durable.result(workflow_id, polling_interval=0.02)
         return [result.to_json().decode() for result in batch.results]
     finally:
@@ -110,11 +172,18 @@ async def work(
 
 
 def main(
-    mode: str, folder: str, log: str, workflow_id: str, plan: str, out: str = "", hold: str = ""
+    mode: str,
+    database: str,
+    log: str,
+    workflow_id: str,
+    plan: str,
+    out: str = "",
+    hold: str = "",
+    executor: str = "",
 ) -> None:
     """The process's work; the results go to the file ``out``, else to stdout."""
     held = frozenset(hold.split(",")) if hold and mode == "run" else frozenset[str]()
-    lines = asyncio.run(work(mode, folder, log, workflow_id, plan, held))
+    lines = asyncio.run(work(mode, database, log, workflow_id, plan, out, held, executor))
     text = "".join(f"{line}\n" for line in lines)
     if out:
         Path(out).write_text(text, encoding="utf-8")
