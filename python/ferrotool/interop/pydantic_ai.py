@@ -170,7 +170,7 @@ def _in_workflow_code() -> bool:
 
     A workflow runs only where ``dbos`` was imported, so nothing is imported to find out.
     """
-    if "dbos" not in sys.modules:
+    if sys.modules.get("dbos") is None:
         return False
     from dbos import DBOS
 
