@@ -813,7 +813,8 @@ def _derived_lines(results: list[Measurement], group: str) -> list[str]:
                 for f in du.added(medians)
             ]
             lines += [
-                f"- {case}, added per call, {what}: {r:.2f}x" for what, r in du.ratios(medians)
+                f"- {case}, added per call, {name} ÷ {du.PAI_FIGURE}'s: {r:.2f}x"
+                for name, r in du.ratios(medians).items()
             ]
         return lines
     figures = [figure for g, _, figure in derived(results) if g == group]
@@ -1292,8 +1293,9 @@ def targets(results: list[Measurement]) -> list[Target]:
                 name = f"scale, {case}: 2 workers / 1 worker, {sc.QUOTA:g} CPU each"
                 out.append(Target(name, r, 1.8, True))
     for case in (du.SQLITE, du.POSTGRES):
-        for what, r in du.ratios(_medians(results, "durable", case)):
-            name = f"durable, {case}: added cost per call, {what}"
+        r = du.ratios(_medians(results, "durable", case)).get(du.FT_FIGURE)
+        if r is not None:
+            name = f"durable, {case}: cost added per call, {du.FT_FIGURE} / {du.PAI_FIGURE}"
             out.append(Target(name, r, 1.0, False))
     medians = _medians(results, "middleware_cost", e.MW_CASE)
     r = e.layer_cost_ratio(medians)
