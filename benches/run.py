@@ -41,6 +41,10 @@ The ``import_time`` group (`benches.imports`) times ``import ferrotool`` in fres
 against the import of its dependencies.
 The ``sandbox`` group (`benches.sandbox`) times a command's start-up: a plain spawn of ``true``,
 the same under bubblewrap, and ``execute_shell_command`` without and with its sandbox.
+The ``durable`` group (`benches.durable`) times a turn of 10 tool calls run plainly and durably
+(each call a DBOS step) on SQLite and on Postgres (``FERROTOOL_POSTGRES_URL``; skipped without
+it): ferrotool's ``DurableToolkit`` and its toolset in pydantic-ai's DBOS agent against that agent
+with a function tool, and the cost durability adds per call.
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ import anyio
 
 from benches import adapters as ag
 from benches import cases as c
+from benches import durable as du
 from benches import engine as e
 from benches import imports as im
 from benches import mcp_bench as mb
@@ -778,6 +783,8 @@ def derived(results: list[Measurement]) -> list[tuple[str, str, e.Derived]]:
         ("batch_overhead", e.OVERHEAD_CASE, e.batch_overheads),
         ("batch_overhead_sync", e.SYNC_CASE, e.sync_overheads),
         ("middleware_cost", e.MW_CASE, e.middleware_costs),
+        ("durable", du.SQLITE, du.added),
+        ("durable", du.POSTGRES, du.added),
     ):
         out += [(group, case, figure) for figure in compute(_medians(results, group, case))]
     return out
@@ -797,6 +804,19 @@ def _derived_lines(results: list[Measurement], group: str) -> list[str]:
             f"- {m.case}, {m.impl}: {m.median_us / ag.TURNS[m.case]:,.1f} µs per model turn"
             for m in _rows(results, group)
         ]
+    if group == "durable":
+        lines = []
+        for case in (du.SQLITE, du.POSTGRES):
+            medians = _medians(results, group, case)
+            lines += [
+                f"- {case}, added per call, {f.name}: {_fmt_us(f.value_us)} µs ({f.how})"
+                for f in du.added(medians)
+            ]
+            lines += [
+                f"- {case}, added per call, {name} ÷ {du.PAI_FIGURE}'s: {r:.2f}x"
+                for name, r in du.ratios(medians).items()
+            ]
+        return lines
     figures = [figure for g, _, figure in derived(results) if g == group]
     if group in ("batch_overhead", "batch_overhead_sync"):
         lines = [
@@ -1088,6 +1108,37 @@ def bench_scale(repeats: int, target_s: float) -> list[Measurement]:
     return results
 
 
+def bench_durable(repeats: int, target_s: float) -> list[Measurement]:
+    """A turn of 10 calls, plain and durable, on SQLite and on Postgres (`benches.durable`).
+
+    DBOS is launched on each database in turn; every implementation is checked once on it (a
+    durable one must record a step per call) before the case is timed. The Postgres case runs
+    when ``FERROTOOL_POSTGRES_URL`` names a server, and is skipped with a note otherwise.
+    """
+    group = "durable"
+    problem = du.problem()
+    if problem is not None:
+        _note(group, du.SQLITE, "all", problem)
+        return []
+    setup = du.setup()
+    cases: list[tuple[str, str | None]] = [(du.SQLITE, None)]
+    url = du.postgres_url()
+    if url is None:
+        _note(group, du.POSTGRES, "all", f"skipped: {du.POSTGRES_ENV} is not set")
+    else:
+        cases.append((du.POSTGRES, url))
+    out: list[Measurement] = []
+    for case, database_url in cases:
+        with du.launched(database_url):
+            impls = dict(setup.implementations)
+            for name, why in anyio.run(du.check, impls).items():
+                _note(group, case, name, why)
+                del impls[name]
+            out += measure_group_async(group, case, impls, repeats, target_s)
+    _note(group, "all", du.PAI_DURABLE, du.MODEL_NOTE)
+    return out
+
+
 def _find(results: list[Measurement], group: str, case: str, impl: str) -> Measurement | None:
     for m in results:
         if (m.group, m.case, m.impl) == (group, case, impl):
@@ -1241,6 +1292,11 @@ def targets(results: list[Measurement]) -> list[Target]:
                 case = m_.case.split(",")[0]
                 name = f"scale, {case}: 2 workers / 1 worker, {sc.QUOTA:g} CPU each"
                 out.append(Target(name, r, 1.8, True))
+    for case in (du.SQLITE, du.POSTGRES):
+        r = du.ratios(_medians(results, "durable", case)).get(du.FT_FIGURE)
+        if r is not None:
+            name = f"durable, {case}: cost added per call, {du.FT_FIGURE} / {du.PAI_FIGURE}"
+            out.append(Target(name, r, 1.0, False))
     medians = _medians(results, "middleware_cost", e.MW_CASE)
     r = e.layer_cost_ratio(medians)
     if r is not None:
@@ -1415,6 +1471,11 @@ GROUP_TITLES = {
     "agent_loop": ("One agent run: model turns around the tool calls", None, ag.FT_LOOP),
     "sandbox": ("A command's start-up: plain spawn, the shell tool, the sandbox", sb.FLOOR, None),
     "import_time": ("Import in a fresh interpreter, against the dependencies", im.FLOOR, None),
+    "durable": (
+        "A turn of 10 trivial tool calls, plain and durable (each call a recorded DBOS step)",
+        None,
+        None,
+    ),
 }
 # The figure's column header where it is not a time.
 FIGURE_LABELS = {"tool_memory": "bytes per tool"}
@@ -1550,6 +1611,7 @@ BENCHES: dict[str, Callable[[int, float], list[Measurement]]] = {
     "agent_loop": bench_agent_loop,
     "sandbox": bench_sandbox,
     "import_time": bench_import_time,
+    "durable": bench_durable,
 }
 
 

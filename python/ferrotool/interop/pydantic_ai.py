@@ -24,6 +24,19 @@ with its own deps.
 A toolset over a view with a session store reloads the view after each call, so a
 ``reset_tools`` call changes the tools pydantic-ai offers at its next step.
 
+In a DBOS workflow (pydantic-ai's ``DBOSAgent``, its ``DBOSDurability`` capability, or any run
+in a ``@DBOS.workflow``), each call of a toolset (or of a `tool`) is a DBOS step of that workflow,
+named ``ferrotool.<tool>`` (``ferrotool.<id>.<tool>`` for a toolset with an id): its result is
+recorded when it finishes, and a recovered or re-run workflow replays it without calling the tool
+again. A call to a tool that is not idempotent (``@tool(idempotent=False)``) runs at most once, as
+in `ferrotool.durable`: a step ``....begin`` records that it started, and a call that started but
+has no result when the workflow recovers ends with the error result of
+`ferrotool.durable.not_retried`. The toolset does this itself because pydantic-ai gives no hook
+for it: ``DBOSAgent`` and ``DBOSDurability`` make steps of MCP (and dynamic) toolsets only, by a
+private replacement of fixed kinds, and run every other toolset's calls in the workflow's own code,
+where nothing is recorded. So a toolset needs no wrapper: the same one runs plainly outside a
+workflow and durably inside one, and ``dbos`` is imported only when a workflow already runs.
+
 Import: `from_pydantic_ai(tool)` is a ferrotool tool whose schema is the pydantic-ai tool's and
 whose call runs it, its arguments validated by ferrotool (JSON Schema) and by pydantic-ai's own
 validator (its types).
@@ -32,6 +45,8 @@ validator (its types).
 from __future__ import annotations
 
 import base64
+import sys
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeAlias, final
 
@@ -146,6 +161,77 @@ def _answer(result: ToolResultBlock, wrapped: bool = False) -> object:
     return parts
 
 
+_STEP_PREFIX: Final = "ferrotool"
+"""The first part of the name of every DBOS step a call makes (see the module)."""
+
+
+def _in_workflow_code() -> bool:
+    """Whether this runs in a DBOS workflow's own code (not in a step, not outside a workflow).
+
+    A workflow runs only where ``dbos`` was imported, so nothing is imported to find out.
+    """
+    if sys.modules.get("dbos") is None:
+        return False
+    from dbos import DBOS
+
+    return DBOS.workflow_id is not None and DBOS.step_id is None
+
+
+async def _call(
+    view: ToolView,
+    call: ToolUseBlock,
+    context: RuntimeContext | None,
+    *,
+    approved: bool,
+    step: str,
+) -> ToolResultBlock:
+    """Run one call: a DBOS step named ``step`` in a workflow's code, else directly."""
+    if _in_workflow_code():
+        return await _step_call(view, call, context, approved=approved, step=step)
+    return await run(view, call, context, approved=approved)
+
+
+async def _step_call(
+    view: ToolView,
+    call: ToolUseBlock,
+    context: RuntimeContext | None,
+    *,
+    approved: bool,
+    step: str,
+) -> ToolResultBlock:
+    """One call as a DBOS step of the running workflow, recorded as JSON text (see the module).
+
+    DBOS numbers a step when it starts, and pydantic-ai runs a turn's calls as concurrent tasks:
+    the step ids (the ``begin`` step's too) are drawn before anything is awaited, so they follow
+    the order in which pydantic-ai starts the calls, on every run of the workflow.
+    """
+    from dbos import DBOS
+
+    spec = view.get_spec(call.name)
+    begin = None if spec is None or spec.idempotent else DBOS.reserve_step()
+    reserved = DBOS.reserve_step()
+    fresh = True
+    if begin is not None:
+        # This run of the call: a `begin` step that gives another was recorded by an earlier
+        # run of the workflow, which ended before the call's result was recorded.
+        this_run = uuid.uuid4().hex
+        fresh = await begin.run_async({"name": f"{step}.begin"}, _started, this_run) == this_run
+
+    async def body() -> str:
+        if not fresh:
+            from ferrotool.durable import not_retried
+
+            return not_retried(call).to_json().decode()
+        return (await run(view, call, context, approved=approved)).to_json().decode()
+
+    return ToolResultBlock.from_json(await reserved.run_async({"name": step}, body))
+
+
+async def _started(run_id: str) -> str:
+    """The ``begin`` step of a call that must not run twice: it records which run started it."""
+    return run_id
+
+
 def _definition(spec: ToolSpec, strict: bool | None) -> ToolDefinition:
     return ToolDefinition(
         name=spec.name,
@@ -163,7 +249,7 @@ class FerrotoolToolset(AbstractToolset[DepsT]):
     Build one per request over the request's view (``registry.open_view(...)``): over a view
     with a session it keeps that session's view, reloaded after each call. Over a toolkit or a
     registry (their default view, no session) one toolset serves every run, each call in its
-    own run's context.
+    own run's context. In a DBOS workflow each call is a step of it (see the module).
 
     Args:
         source: A `ToolView` (a request's), or a `Toolkit` or `Registry` (their default view).
@@ -171,7 +257,7 @@ class FerrotoolToolset(AbstractToolset[DepsT]):
         context_from: Builds each call's context from its run instead (not with ``context``).
         strict: Ask for strict schemas where a tool does not say.
         names: Only these tools (default: every tool the view shows).
-        id: The toolset's id, for pydantic-ai.
+        id: The toolset's id, for pydantic-ai (and in its calls' DBOS step names).
 
     Raises:
         TypeError: Both ``context`` and ``context_from`` are given.
@@ -193,6 +279,7 @@ class FerrotoolToolset(AbstractToolset[DepsT]):
         self.strict = strict
         self.names: Final[tuple[str, ...] | None] = None if names is None else tuple(names)
         self._id = id
+        self._step_prefix = _STEP_PREFIX if id is None else f"{_STEP_PREFIX}.{id}"
 
     @property
     def id(self) -> str | None:
@@ -223,7 +310,8 @@ class FerrotoolToolset(AbstractToolset[DepsT]):
         call = ToolUseBlock(call_id(ctx.tool_call_id), name, orjson.dumps(tool_args).decode())
         approved = bool(ctx.tool_call_approved)
         view = self.view
-        result = await run(view, call, self._context_of(ctx), approved=approved)
+        step = f"{self._step_prefix}.{name}"
+        result = await _call(view, call, self._context_of(ctx), approved=approved, step=step)
         if view.session is not None:
             self.view = await view.reload()
         return _answer(result, _wraps(view, name))
@@ -274,11 +362,12 @@ def tool(
     view = view_of(source)
     spec = spec_of(view, name)
     context_of = _context_of(context, context_from)
+    step = f"{_STEP_PREFIX}.{name}"
 
     async def call(ctx: RunContext[DepsT], **arguments: object) -> object:
         block = ToolUseBlock(call_id(ctx.tool_call_id), name, orjson.dumps(arguments).decode())
         approved = bool(ctx.tool_call_approved)
-        result = await run(view, block, context_of(ctx), approved=approved)
+        result = await _call(view, block, context_of(ctx), approved=approved, step=step)
         return _answer(result, _wraps(view, name))
 
     return Tool.from_schema(
