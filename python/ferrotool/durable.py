@@ -197,6 +197,7 @@ class DurableToolkit:
         "_config",
         "_context",
         "_parallel",
+        "_reply_id",
         "_suspend",
         "_tools",
         "_workflow",
@@ -235,8 +236,13 @@ class DurableToolkit:
         ) -> str:
             return await self._run_call(view, context, encoded, run, begun, approval)
 
-        async def suspend(view: ToolView, encoded: list[str], results: list[str]) -> str:
-            return await self._run_suspend(view, encoded, results)
+        async def reply_id() -> str:  # records a suspension's reply id
+            return uuid.uuid4().hex
+
+        async def suspend(
+            view: ToolView, encoded: list[str], results: list[str], reply_id: str
+        ) -> str:
+            return await self._run_suspend(view, encoded, results, reply_id)
 
         async def batch(encoded: list[str]) -> str:
             return await self._run_batch(view_of(self._tools), self._context, encoded)
@@ -245,7 +251,10 @@ class DurableToolkit:
         self._call: Callable[
             [ToolView, RuntimeContext | None, str, str, str, str], Awaitable[str]
         ] = DBOS.step(name=f"{prefix}.call")(call)
-        self._suspend: Callable[[ToolView, list[str], list[str]], Awaitable[str]] = DBOS.step(
+        self._reply_id: Callable[[], Awaitable[str]] = DBOS.step(name=f"{prefix}.reply_id")(
+            reply_id
+        )
+        self._suspend: Callable[[ToolView, list[str], list[str], str], Awaitable[str]] = DBOS.step(
             name=f"{prefix}.suspend"
         )(suspend)
         self._workflow: Callable[[list[str]], Coroutine[Any, Any, str]] = DBOS.workflow(
@@ -313,7 +322,7 @@ class DurableToolkit:
         """A batch's record: its results, and the suspension's step when calls wait."""
         parsed = [ToolResultBlock.from_json(result) for result in results]
         if any(r.metadata and (r.needs_approval or r.is_suspended) for r in parsed):
-            suspension = await self._suspend(view, encoded, results)
+            suspension = await self._suspend(view, encoded, results, await self._reply_id())
             return orjson.dumps(
                 {"results": results, "suspension": orjson.Fragment(suspension)}
             ).decode()
@@ -416,11 +425,17 @@ class DurableToolkit:
         scope = host.scope(call, context, self._agent, None, self._config, False)
         return await host.run_one(scope)
 
-    async def _run_suspend(self, view: ToolView, encoded: list[str], results: list[str]) -> str:
-        """The step that gathers the calls that wait (a fresh reply id, stored in the session)."""
+    async def _run_suspend(
+        self, view: ToolView, encoded: list[str], results: list[str], reply_id: str
+    ) -> str:
+        """The step that gathers the calls that wait, stored in the session under ``reply_id``.
+
+        The reply id was recorded by a step before this one: run again after a crash, this step
+        replaces what an interrupted run of it stored, instead of adding the calls twice.
+        """
         calls = tuple(ToolUseBlock.from_json(call) for call in encoded)
         done = tuple(ToolResultBlock.from_json(result) for result in results)
-        suspension = await _suspend(view, calls, done, _ignore)
+        suspension = await _suspend(view, calls, done, _ignore, reply_id)
         return orjson.dumps(
             {
                 "reply_id": suspension.reply_id,
@@ -845,6 +860,32 @@ class DurableRun:
         return f"<DurableRun {self.workflow_id!r}>"
 
 
+async def adopt(executor_id: str) -> list[str]:
+    """Take over the unfinished workflows of a dead process: this process finishes them.
+
+    A process that launches recovers only the workflows of its own executor id (`config`'s
+    ``executor_id``); those of a process that died for good, on a host that is gone, wait for
+    another to adopt them. Each is handed to DBOS's internal queue
+    (`DBOS.resume_workflow_async`), which gives it to exactly one live process (this one, or
+    another on the same database): it goes on from its recorded steps, as a recovery would.
+
+    Call it only once the process is known to be dead: a process still running one of its
+    workflows would run it beside its new owner.
+
+    Args:
+        executor_id: The dead process's executor id.
+
+    Returns:
+        The ids of the workflows taken over.
+    """
+    pending = await DBOS.list_workflows_async(
+        status="PENDING", executor_id=executor_id, load_input=False, load_output=False
+    )
+    for status in pending:
+        await DBOS.resume_workflow_async(status.workflow_id)
+    return [status.workflow_id for status in pending]
+
+
 def not_retried(call: ToolUseBlock) -> ToolResultBlock:
     """The error result of a non-idempotent call that a crash interrupted (never run again)."""
     return ToolResultBlock.error(
@@ -951,6 +992,7 @@ __all__ = [
     "DurableAgent",
     "DurableRun",
     "DurableToolkit",
+    "adopt",
     "config",
     "not_retried",
 ]

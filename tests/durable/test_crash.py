@@ -259,7 +259,7 @@ def test_a_live_process_takes_over_the_batch_of_another_killed_beside_it(
     The second process (`worker`'s ``adopt``) is launched, with an executor id of its own,
     before the first starts the batch. DBOS's launch recovers only its own executor's pending
     workflows, so the batch waits until the second process, once the first is dead, moves the
-    dead executor's pending workflows to itself (`worker.take_over`: DBOS's listing of
+    dead executor's pending workflows to itself (`ferrotool.durable.adopt`: DBOS's listing of
     workflows by status and executor, and its resume of each).
     """
     rng = random.Random(SEED + 2)

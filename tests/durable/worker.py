@@ -40,7 +40,7 @@ from pathlib import Path
 from dbos import DBOS
 
 from ferrotool import Toolkit, ToolUseBlock, tool
-from ferrotool.durable import DurableToolkit, config
+from ferrotool.durable import DurableToolkit, adopt, config
 
 DELAY = 0.01
 HELD = 600.0  # seconds: longer than any test waits for the kill
@@ -107,26 +107,6 @@ def on_postgres(database: str) -> bool:
     return database.startswith(("postgresql://", "postgres://"))
 
 
-async def take_over(dead: str) -> list[str]:
-    """Move the pending workflows of the executor ``dead`` to a live one; their ids.
-
-    DBOS's launch recovers only the pending workflows of the launching process's own executor
-    id; another executor's are left to DBOS Conductor, or to a call such as this. It finds them
-    with `DBOS.list_workflows_async` (``PENDING``, ``executor_id=dead``) and hands each to
-    `DBOS.resume_workflow_async`, which puts it back on DBOS's internal queue: the next live
-    process whose queue poller dequeues it (this one) runs it again from its recorded steps.
-    (DBOS's own recovery of a list of executors, ``DBOS._recover_pending_workflows``, does the
-    same but is not public API.) Call it only once ``dead`` is known to be dead: a process
-    still running one of those workflows would then run it beside its new owner.
-    """
-    pending = await DBOS.list_workflows_async(
-        status="PENDING", executor_id=dead, load_input=False, load_output=False
-    )
-    for status in pending:
-        await DBOS.resume_workflow_async(status.workflow_id)
-    return [status.workflow_id for status in pending]
-
-
 async def work(
     mode: str,
     database: str,
@@ -139,15 +119,12 @@ async def work(
 ) -> list[str]:
     """Run, recover or adopt the batch; the recovered batch's results, as JSON lines."""
     durable = DurableToolkit(tools(Path(log), mode, hold), name="crash")
+    executor_id = ADOPTER if mode == "adopt" else executor or None
     if on_postgres(database):
-        settings = config(name="crash", database_url=database)
+        settings = config(name="crash", database_url=database, executor_id=executor_id)
     else:
-        settings = config(database, name="crash")
+        settings = config(database, name="crash", executor_id=executor_id)
     settings["log_level"] = "WARNING"
-    if mode == "adopt":
-        settings["executor_id"] = ADOPTER
-    elif executor:
-        settings["executor_id"] = executor
     DBOS(config=settings)
     DBOS.launch()
     try:
@@ -162,7 +139,7 @@ async def work(
                 if asyncio.get_running_loop().time() > deadline:
                     raise TimeoutError(f"no {go} in {WAIT} s")
                 await asyncio.sleep(0.005)
-            taken = await take_over(executor)
+            taken = await adopt(executor)
             if taken != [workflow_id]:
                 raise AssertionError(f"{executor} left {taken} pending, not [{workflow_id!r}]")
         batch = await durable.result(workflow_id, polling_interval=0.02)

@@ -553,19 +553,24 @@ async def _suspend(
     calls: tuple[ToolUseBlock, ...],
     results: tuple[ToolResultBlock, ...],
     emit: EventSink,
+    reply_id: str | None = None,
 ) -> Suspension:
     """Gather the calls that wait into a suspension, stored in the session if there is one.
 
     Called only when some call waits: most batches suspend nothing, and make no reply id.
+    ``reply_id``, when given, is the suspension's (a durable batch records one, so that a
+    suspension made again after a crash replaces the one an interrupted run stored).
     """
     waits = [
         (call, result)
         for call, result in zip(calls, results, strict=True)
         if result.needs_approval or result.is_suspended
     ]
-    import uuid  # here: only a batch that waits needs one, and `import ferrotool` loads none
+    replacing = reply_id
+    if reply_id is None:
+        import uuid  # here: only a batch that waits needs one, and `import ferrotool` loads none
 
-    reply_id = uuid.uuid4().hex
+        reply_id = uuid.uuid4().hex
     pending = tuple(
         waiting_call
         for call, result in waits
@@ -576,7 +581,7 @@ async def _suspend(
     if session is None:
         pending = apart(pending, placeholders, calls, ())
     else:
-        pending = await store_waiting(*session, pending, placeholders, calls)
+        pending = await store_waiting(*session, pending, placeholders, calls, replacing)
     suspension = Suspension(reply_id, pending)
     if suspension.confirmations:
         emit(ConfirmationRequired(reply_id, suspension.confirmations))

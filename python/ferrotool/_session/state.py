@@ -274,6 +274,7 @@ async def store_waiting(
     asked: Sequence[PendingToolCall],
     placeholders: Sequence[ToolResultBlock],
     calls: Iterable[ToolUseBlock],
+    replacing: str | None = None,
 ) -> tuple[PendingToolCall, ...]:
     """Add waiting calls to a session, with ids no call waiting there shares.
 
@@ -286,6 +287,8 @@ async def store_waiting(
         asked: The waiting calls, in call order.
         placeholders: The result of each, in the same order.
         calls: Every call of their batch.
+        replacing: A reply id whose waiting calls these replace: an earlier attempt to store
+            the same suspension, which a crash interrupted before it was recorded.
 
     Returns:
         The waiting calls as stored.
@@ -295,6 +298,10 @@ async def store_waiting(
 
     def add(state: ToolContextState) -> ToolContextState:
         nonlocal stored
+        if replacing is not None:
+            state = state.without_pending(
+                p.id for p in state.pending_calls if p.reply_id == replacing
+            )
         stored = apart(asked, placeholders, batch, state.pending_calls)
         return state.with_pending(stored)
 
