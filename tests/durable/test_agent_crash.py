@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import os
 import random
 import time
 from collections import Counter
 from dataclasses import dataclass
-from multiprocessing import forkserver
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,7 @@ import pytest
 pytest.importorskip("dbos", reason="the `dbos` extra is not installed")
 
 import agent_worker as worker
+from processes import LIMIT, fork_server, kill_when
 
 from ferrotool import SessionKey
 from ferrotool.durable import NOT_RETRIED
@@ -38,25 +37,12 @@ from ferrotool.redis import RedisSessionStore
 
 ROUNDS = 6
 SEED = 20261205
-LIMIT = 60.0  # seconds: a safety net, never reached when things work
 
 
 @pytest.fixture(scope="module")
 def forks() -> multiprocessing.context.ForkServerContext:
-    """Processes forked from a server that has imported the worker (and DBOS) once."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["agent_worker"])
-    before = os.environ.get("PYTHONPATH")
-    here = str(Path(worker.__file__).parent)
-    os.environ["PYTHONPATH"] = here if before is None else os.pathsep.join([here, before])
-    try:
-        forkserver.ensure_running()
-    finally:
-        if before is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = before
-    return context
+    """Processes forked from a server that has imported the workers (and DBOS) once."""
+    return fork_server()
 
 
 @dataclass(frozen=True)
@@ -87,20 +73,6 @@ def read(log: Path, mode: str) -> Lines:
         else:
             ended[item] += 1
     return Lines(started, ended, asked, order)
-
-
-def kill_when(process: multiprocessing.process.BaseProcess, log: Path, line: str) -> float:
-    """SIGKILL ``process`` as soon as ``line`` is in ``log``; the time the line was seen."""
-    deadline = time.monotonic() + LIMIT
-    while line not in (log.read_text(encoding="utf-8") if log.exists() else ""):
-        assert process.is_alive(), f"the worker ended before {line!r}"
-        assert time.monotonic() < deadline, f"no {line!r} in {LIMIT} s"
-        time.sleep(0.002)
-    seen = time.monotonic()
-    process.kill()
-    process.join(LIMIT)
-    assert process.exitcode == -9
-    return seen
 
 
 def start(

@@ -28,7 +28,6 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass
-from multiprocessing import forkserver
 from pathlib import Path
 
 import pytest
@@ -36,6 +35,7 @@ import pytest
 pytest.importorskip("dbos", reason="the `dbos` extra is not installed")
 
 import worker
+from processes import LIMIT, fork_server, kill_when
 
 from ferrotool.durable import NOT_RETRIED
 
@@ -43,29 +43,12 @@ ROUNDS = 8
 OVERLAPPING = 3
 TAKEOVERS = 4
 SEED = 20261205
-LIMIT = 60.0  # seconds: a safety net, never reached when things work
 
 
 @pytest.fixture(scope="module")
 def forks() -> multiprocessing.context.ForkServerContext:
-    """Processes forked from a server that has imported the worker (and DBOS) once.
-
-    The server finds the worker through ``PYTHONPATH`` (Python 3.11's fork server does not
-    take its parent's ``sys.path``), set while it starts.
-    """
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["worker"])
-    before = os.environ.get("PYTHONPATH")
-    here = str(Path(worker.__file__).parent)
-    os.environ["PYTHONPATH"] = here if before is None else os.pathsep.join([here, before])
-    try:
-        forkserver.ensure_running()
-    finally:
-        if before is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = before
-    return context
+    """Processes forked from a server that has imported the workers (and DBOS) once."""
+    return fork_server()
 
 
 @dataclass(frozen=True)
@@ -92,18 +75,6 @@ def read(log: Path, phase: str) -> Lines:
         else:
             ended[call] += 1
     return Lines(started, ended, order)
-
-
-def kill_when(process: multiprocessing.process.BaseProcess, log: Path, line: str) -> None:
-    """SIGKILL ``process`` as soon as ``line`` is in ``log``."""
-    deadline = time.monotonic() + LIMIT
-    while line not in (log.read_text(encoding="utf-8") if log.exists() else ""):
-        assert process.is_alive(), f"the worker ended before {line!r}"
-        assert time.monotonic() < deadline, f"no {line!r} in {LIMIT} s"
-        time.sleep(0.002)
-    process.kill()
-    process.join(LIMIT)
-    assert process.exitcode == -9
 
 
 @dataclass
