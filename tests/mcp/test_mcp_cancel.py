@@ -18,6 +18,7 @@ Two ways to give a call up:
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import uuid
@@ -30,6 +31,7 @@ from typing import TypeAlias
 import anyio
 import httpx2
 import mcp_types as types
+import orjson
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.sse import sse_client
@@ -39,9 +41,11 @@ from mcp_support import PYTHON, SERVERS, free_port, start, stop
 from servers.served import toolkit as served_toolkit
 from servers.slow import LOG_ENV, released
 from servers.slow import toolkit as slow_toolkit
+from starlette.types import ASGIApp, Message, Scope
 
 from ferrotool._session.memory import InMemorySessionStore
 from ferrotool._session.state import SessionKey, ToolContextState
+from ferrotool.mcp.serve import http_app
 from ferrotool.mcp.server import McpToolServer
 
 TARGET = "slow:toolkit"
@@ -271,6 +275,36 @@ async def test_a_client_that_goes_away_stops_its_tool(
                 await still_serves(client)
 
 
+async def test_a_cancelled_call_finishes_the_section_its_tool_shields(
+    connect: Connect, log: Path, route: Route
+) -> None:
+    """The part of a tool under ``anyio.CancelScope(shield=True)`` runs to its end, then it stops.
+
+    The call is given up while its shielded section runs (the section lasts until the test
+    releases it); the section is released only after the cancellation has had time to reach
+    the server, whose 2026-07-28 fast path watches the call's connection by then.
+    """
+    tag = uuid.uuid4().hex
+    with anyio.fail_after(60):
+        async with connect() as client:
+            async with anyio.create_task_group() as group:
+                group.start_soon(
+                    lambda: client.call_tool(
+                        "shielded",
+                        {"tag": tag},
+                        progress_callback=report if route.progress else None,
+                    )
+                )
+                assert await until(log, tag, 2) == ["started", "shielded"]
+                group.cancel_scope.cancel()
+            await anyio.sleep(0.5)
+            assert events(log, tag) == ["started", "shielded"]  # not interrupted in the shield
+            released(log, tag).touch()
+            done = ["started", "shielded", "shielded-done", "cancelled"]
+            assert await until(log, tag, 4) == done
+            await still_serves(client)
+
+
 # - in process: what a cancellation leaves behind -
 
 
@@ -339,3 +373,137 @@ async def test_a_call_cancelled_while_it_asks_leaves_nothing_waiting() -> None:
                 await anyio.sleep(0.02)
             result = await client.call_tool("add", {"a": 1, "b": 1})
             assert text(result) == '{"total":2}'
+
+
+# - in process, the 2026-07-28 fast path: whose cancellation ends a call -
+
+_FAST_META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+class Post:
+    """One 2026-07-28 ``tools/call`` POST spoken to an ASGI app by hand.
+
+    ``receive`` gives the body, then waits until `hang_up` is set and gives
+    ``http.disconnect``; what the app sends is kept in ``sent``.
+    """
+
+    def __init__(self, name: str, arguments: dict[str, object]) -> None:
+        message = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments, "_meta": _FAST_META},
+        }
+        self._body: bytes | None = orjson.dumps(message)
+        self.scope: Scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": "/mcp",
+            "raw_path": b"/mcp",
+            "root_path": "",
+            "query_string": b"",
+            "client": ("127.0.0.1", 40000),
+            "server": ("127.0.0.1", 8000),
+            "headers": [
+                (b"host", b"127.0.0.1:8000"),
+                (b"accept", b"application/json, text/event-stream"),
+                (b"content-type", b"application/json"),
+                (b"mcp-protocol-version", MODERN.encode()),
+                (b"mcp-method", b"tools/call"),
+                (b"mcp-name", name.encode()),
+            ],
+        }
+        self.hang_up = anyio.Event()
+        self.sent: list[Message] = []
+
+    async def receive(self) -> Message:
+        if self._body is not None:
+            body, self._body = self._body, None
+            return {"type": "http.request", "body": body, "more_body": False}
+        await self.hang_up.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: Message) -> None:
+        self.sent.append(message)
+
+    async def run(self, app: ASGIApp) -> int:
+        """Let ``app`` answer; how many cancellations its task still has pending then."""
+        await app(self.scope, self.receive, self.send)
+        task = asyncio.current_task()
+        assert task is not None
+        return task.cancelling()
+
+    def answer(self) -> str:
+        """The text of the tool's result the app sent."""
+        assert [message["type"] for message in self.sent] == [
+            "http.response.start",
+            "http.response.body",
+        ]
+        assert self.sent[0]["status"] == 200
+        result = orjson.loads(self.sent[1]["body"])["result"]
+        return "\n".join(block["text"] for block in result["content"])
+
+
+@pytest.fixture
+def fast_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ASGIApp, Path]:
+    """``ferrotool serve``'s streamable HTTP app of the slow tools in process, and their log."""
+    log = tmp_path / "calls.log"
+    log.touch()
+    monkeypatch.setenv(LOG_ENV, str(log))
+    return http_app(McpToolServer(slow_toolkit())), log
+
+
+@pytest.mark.asyncio_only("cancels the call's asyncio task as the server's shutdown would")
+async def test_the_fast_path_drops_the_answer_of_a_client_gone_and_answers_the_next(
+    fast_app: tuple[ASGIApp, Path],
+) -> None:
+    app, log = fast_app
+    tag = uuid.uuid4().hex
+    post = Post("shielded", {"tag": tag})
+    with anyio.fail_after(60):
+        task = asyncio.create_task(post.run(app))
+        await until(log, tag, 2)
+        post.hang_up.set()
+        await anyio.sleep(0.2)  # the watch has seen the disconnect: the shield holds
+        assert events(log, tag) == ["started", "shielded"]
+        released(log, tag).touch()
+        assert await task == 0  # the cancellation was the call's own, and is taken back
+        assert events(log, tag) == ["started", "shielded", "shielded-done", "cancelled"]
+        assert post.sent == []  # no one reads an answer
+        after = Post("add", {"a": 2, "b": 3})
+        assert await asyncio.create_task(after.run(app)) == 0
+        assert after.answer() == "5"
+
+
+@pytest.mark.parametrize("gone", [False, True], ids=["connected", "client-gone"])
+@pytest.mark.asyncio_only("cancels the call's asyncio task as the server's shutdown would")
+async def test_the_fast_path_lets_a_cancellation_from_outside_through(
+    fast_app: tuple[ASGIApp, Path], gone: bool
+) -> None:
+    """The server's own cancellation of a call's task goes on, whether the client went or not.
+
+    With the client gone, the call's own cancellation waits at the tool's shield when the
+    outside one comes: both land, and the outside one is not taken for the call's own.
+    """
+    app, log = fast_app
+    tag = uuid.uuid4().hex
+    post = Post("shielded", {"tag": tag})
+    with anyio.fail_after(60):
+        task = asyncio.create_task(post.run(app))
+        await until(log, tag, 2)
+        if gone:
+            post.hang_up.set()
+            await anyio.sleep(0.2)
+            assert events(log, tag) == ["started", "shielded"]
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert events(log, tag) == ["started", "shielded", "cancelled"]
+        assert post.sent == []

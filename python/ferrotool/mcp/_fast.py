@@ -14,8 +14,9 @@ A 2026-07-28 client cancels a call over HTTP by closing the request's connection
 no client-to-server notifications over HTTP; the SDK's client aborts the POST): while a call
 runs, the layer watches ``receive()`` for ``http.disconnect`` and cancels the call when it
 comes, answering nothing (a call is watched once it has run a few milliseconds: the many short
-ones cost no watching task). The worker that holds the connection sees it, so nothing has to
-travel between workers.
+ones cost no watching task). The cancellation goes through an anyio cancel scope, as on the
+SDK's paths: a section the tool shields (``anyio.CancelScope(shield=True)``) runs to its end
+first. The worker that holds the connection sees it, so nothing has to travel between workers.
 """
 
 from __future__ import annotations
@@ -91,8 +92,11 @@ class FastCalls:
     ) -> tuple[bytes | None, bool]:
         """`_answer`, cancelled if the client disconnects: the answer, and whether it did.
 
-        On asyncio (uvicorn) a call is watched only once it has run `_WATCH_AFTER` seconds: a
-        shorter one costs a timer, no task. Elsewhere a task watches from the start.
+        The call runs in an anyio cancel scope that the disconnect cancels, so that a section
+        the tool shields runs to its end before the cancellation lands, and a cancellation from
+        outside (the server shutting down) goes on. On asyncio (uvicorn) a call is watched only
+        once it has run `_WATCH_AFTER` seconds: a shorter one costs a timer, no task. Elsewhere
+        a task watches from the start.
         """
         try:
             task = asyncio.current_task()
@@ -106,17 +110,17 @@ class FastCalls:
                 answer = await self._answer(request, body)
                 group.cancel_scope.cancel()
             return (None, True) if gone else (answer, False)
-        watch = _Watch(receive, task)
+        scope = anyio.CancelScope()
+        watch = _Watch(receive, scope)
         timer = task.get_loop().call_later(_WATCH_AFTER, watch.start)
+        answer = None
         try:
-            return await self._answer(request, body), False
-        except asyncio.CancelledError:
-            if watch.cancelled and task.uncancel() == 0:  # ours alone: the client went away
-                return None, True
-            raise
+            with scope:  # swallows only its own cancellation (anyio keeps the uncancel count)
+                answer = await self._answer(request, body)
         finally:
             timer.cancel()
             watch.stop()
+        return (None, True) if watch.cancelled else (answer, False)
 
     async def _answer(self, request: Request, body: bytes) -> bytes | None:
         """The response body, or ``None`` to let the SDK answer."""
@@ -158,29 +162,31 @@ class FastCalls:
 
 @final
 class _Watch:
-    """Cancels a call's asyncio task when its client disconnects, while the call runs."""
+    """Cancels a call's cancel scope when its client disconnects, while the call runs."""
 
-    __slots__ = ("_receive", "_task", "_watcher", "cancelled", "running")
+    __slots__ = ("_receive", "_scope", "_watcher", "cancelled", "running")
 
-    def __init__(self, receive: Receive, task: asyncio.Task[object]) -> None:
+    def __init__(self, receive: Receive, scope: anyio.CancelScope) -> None:
         self._receive = receive
-        self._task = task
+        self._scope = scope
         self._watcher: asyncio.Task[None] | None = None
         self.running = True
         self.cancelled = False
 
     def start(self) -> None:
+        """Start watching (a timer calls this once the call has run `_WATCH_AFTER` seconds)."""
         if self.running:
-            self._watcher = self._task.get_loop().create_task(self._wait())
+            self._watcher = asyncio.get_running_loop().create_task(self._wait())
 
     async def _wait(self) -> None:
         while (await self._receive())["type"] != "http.disconnect":
             pass
-        if self.running:  # the call's task waits inside the call: the cancellation lands there
+        if self.running:  # the call still runs in the scope: the cancellation lands there
             self.cancelled = True
-            self._task.cancel()
+            self._scope.cancel()
 
     def stop(self) -> None:
+        """Stop watching: the call has ended."""
         self.running = False
         if self._watcher is not None:
             self._watcher.cancel()

@@ -3,7 +3,9 @@
 Each call of ``slow`` appends ``TAG started`` to the file ``$FERROTOOL_TEST_CALL_LOG`` names, then
 ``TAG finished`` when its sleep ends or ``TAG cancelled`` when it is cancelled: a test in another
 process reads there what the tool saw. ``blocked``, a sync tool, runs on a worker thread until
-the file `released` names exists, then records ``TAG finished``.
+the file `released` names exists, then records ``TAG finished``. ``shielded`` records
+``TAG shielded`` on entering a section shielded from cancellation, which lasts until the file
+`released` names exists, then ``TAG shielded-done``, and then sleeps like ``slow``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,35 @@ async def slow(tag: str, seconds: float = 30.0) -> str:
 
 
 @tool
+async def shielded(tag: str, seconds: float = 60.0) -> str:
+    """Run a section shielded from cancellation, then sleep, recording each step and the end.
+
+    The shielded section starts once the call has run a tenth of a second and lasts until the
+    file `released` names exists (a minute at most).
+
+    Args:
+        tag: The call's name in the log.
+        seconds: How long to sleep after the shielded section.
+    """
+    _record(tag, "started")
+    release = released(Path(os.environ[LOG_ENV]), tag)
+    try:
+        await anyio.sleep(0.1)
+        with anyio.CancelScope(shield=True):
+            _record(tag, "shielded")
+            with anyio.move_on_after(60):
+                while not release.exists():
+                    await anyio.sleep(0.02)
+            _record(tag, "shielded-done")
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        _record(tag, "cancelled")
+        raise
+    _record(tag, "finished")
+    return f"{tag} slept"
+
+
+@tool
 def blocked(tag: str) -> str:
     """Block a worker thread until released (a minute at most), recording start and end.
 
@@ -78,6 +109,7 @@ def toolkit() -> Toolkit:
     """The toolkit served."""
     kit = Toolkit()
     kit.register(slow)
+    kit.register(shielded)
     kit.register(blocked)
     kit.register(add)
     return kit
