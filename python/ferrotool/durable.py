@@ -101,6 +101,7 @@ from ferrotool.errors import ResumeError
 
 with requires_extra("ferrotool.durable", "dbos"):
     from dbos import DBOS, DBOSConfig, SetWorkflowID, WorkflowHandleAsync
+    from dbos import error as dbos_errors
 
 DEFAULT_NAME: Final = "ferrotool"
 """The name of a `DurableToolkit` (and of the DBOS application of `config`) unless given."""
@@ -119,6 +120,7 @@ REFUSED: Final = "ferrotool.refused"
 """The DBOS event that holds the last refused replies' reason and reply id."""
 
 _TAKEN: Final[set[str]] = set()  # the names of this process's durable toolkits
+_CANCELLED: Final = "CANCELLED"  # DBOS's status of a cancelled workflow
 _WAIT_AT_MOST: Final = 86_400.0  # seconds a wait without a timeout asks DBOS for at a time
 
 
@@ -274,7 +276,9 @@ class DurableToolkit:
         As `ToolView.call_tools`, but as a DBOS workflow: each call's result is recorded when
         the call finishes. Called again with the id of a batch that finished, it gives the
         recorded batch without running anything; with the id of one a crash interrupted (and
-        not yet recovered), it finishes it.
+        not yet recovered), it finishes it. A cancelled caller cancels the workflow (DBOS's
+        ``CANCELLED``), and the cancellation goes on; called again with its id, the batch goes
+        on from its last recorded step.
 
         Args:
             calls: The model's calls, in order.
@@ -290,10 +294,7 @@ class DurableToolkit:
         if not checked:
             return ToolBatch(())
         encoded = [call.to_json().decode() for call in checked]
-        if workflow_id is None:
-            return _batch_of(await self._workflow(encoded))
-        with SetWorkflowID(workflow_id):
-            return _batch_of(await self._workflow(encoded))
+        return _batch_of(await _inline(workflow_id, lambda: self._workflow(encoded)))
 
     async def result(self, workflow_id: str, *, polling_interval: float = 1.0) -> ToolBatch:
         """The batch of a workflow started earlier (in this process or another), once it ends.
@@ -582,7 +583,9 @@ class DurableAgent:
         """Run the model and the tools until the model answers without calling a tool.
 
         As `run_agent(...).result()`, as a DBOS workflow (see the class). Called again with
-        the id of a run that ended, it gives the recorded outcome without running anything.
+        the id of a run that ended, it gives the recorded outcome without running anything. A
+        cancelled caller cancels the run (`DurableRun.cancel`); called again with its id, the
+        run goes on from its last recorded step.
 
         Args:
             messages: The transcript so far (usually the person's first message).
@@ -598,7 +601,11 @@ class DurableAgent:
         started = await self.start(
             messages, user_id=user_id, session_id=session_id, workflow_id=workflow_id
         )
-        return await started.outcome()
+        try:
+            return await started.outcome()
+        except asyncio.CancelledError:
+            await started.cancel()
+            raise
 
     async def start(
         self,
@@ -611,7 +618,8 @@ class DurableAgent:
         """Start a run (see `run`) in the background of this process.
 
         Its handle gives the outcome, here; any other process has it by the workflow id
-        (`DurableRun`).
+        (`DurableRun`). Started again with the id of a cancelled run, the run goes on from its
+        last recorded step.
 
         Raises:
             RuntimeError: Called in a trio run: DBOS runs its workflows on asyncio.
@@ -635,6 +643,9 @@ class DurableAgent:
         else:
             with SetWorkflowID(workflow_id):
                 handle = await DBOS.start_workflow_async(self._workflow, transcript)
+            status = await handle.get_status()
+            if status.status == _CANCELLED:  # a cancelled run started again goes on
+                await DBOS.resume_workflow_async(workflow_id)
         return DurableRun(handle.get_workflow_id())
 
     async def waiting(self, workflow_id: str, *, timeout: float = 0.0) -> PausedRun | None:
@@ -852,9 +863,21 @@ class DurableRun:
 
         Args:
             polling_interval: Seconds between two looks at the workflow's status.
+
+        Raises:
+            dbos.error.DBOSAwaitedWorkflowCancelledError: The run was cancelled.
         """
         handle: WorkflowHandleAsync[str] = await DBOS.retrieve_workflow_async(self.workflow_id)
         return _outcome_of(await handle.get_result(polling_interval_sec=polling_interval))
+
+    async def cancel(self) -> None:
+        """Stop the run (DBOS's ``CANCELLED``), in whichever process runs it.
+
+        What was recorded stays: `DurableAgent.start` with the run's id goes on from there.
+        Calls that wait stay in the session, for the run that goes on.
+        """
+        with anyio.CancelScope(shield=True):  # also when the caller's own cancellation runs
+            await DBOS.cancel_workflow_async(self.workflow_id)
 
     def __repr__(self) -> str:
         return f"<DurableRun {self.workflow_id!r}>"
@@ -896,6 +919,28 @@ def not_retried(call: ToolUseBlock) -> ToolResultBlock:
         name=call.name,
         metadata={"durable": NOT_RETRIED},
     )
+
+
+async def _inline(workflow_id: str | None, workflow: Callable[[], Awaitable[str]]) -> str:
+    """A workflow run in the caller's task, under its id.
+
+    A cancelled caller cancels the workflow, and the cancellation goes on; run again under the
+    id of a cancelled workflow, it goes on from its last recorded step.
+    """
+    workflow_id = workflow_id or uuid.uuid4().hex
+    try:
+        with SetWorkflowID(workflow_id):
+            return await workflow()
+    except dbos_errors.DBOSAwaitedWorkflowCancelledError:
+        handle: WorkflowHandleAsync[str] = await DBOS.resume_workflow_async(workflow_id)
+        try:
+            return await handle.get_result(polling_interval_sec=0.05)
+        except asyncio.CancelledError:
+            await DurableRun(workflow_id).cancel()
+            raise
+    except asyncio.CancelledError:
+        await DurableRun(workflow_id).cancel()
+        raise
 
 
 def _ignore(event: object) -> None:

@@ -143,8 +143,8 @@ async def paused_run(agent: DurableAgent, workflow_id: str) -> PausedRun:
     return paused
 
 
-async def waiting_ids(session: str) -> list[str]:
-    state = await STORE.load(SessionKey("ann", session))
+async def waiting_ids(session: str, user: str = "ann") -> list[str]:
+    state = await STORE.load(SessionKey(user, session))
     return [pending.id for pending in state.pending_calls]
 
 
@@ -250,6 +250,23 @@ async def test_the_clients_result_and_text_go_on_with_the_run() -> None:
     outcome = await run.outcome()
     assert isinstance(outcome, RunFinished)
     assert outcome.reply.text == "main.py | and be quick"
+
+
+async def test_a_cancelled_run_stops_and_goes_on_under_its_id() -> None:
+    message = plan(("k-1", "add", {"a": 2, "b": 3}), ("k-2", "deploy", {"env": "qa"}))
+    with anyio.move_on_after(5) as scope:
+        await AGENT.run([message], session_id="cancel", workflow_id="cancel")
+    assert scope.cancelled_caught  # waiting for the approval, the run was cancelled
+    status = await DBOS.get_workflow_status_async("cancel")
+    assert status is not None
+    assert status.status == "CANCELLED"
+    assert await waiting_ids("cancel", user="") == ["k-2"]  # the call still waits
+    run = await AGENT.start([message], session_id="cancel", workflow_id="cancel")
+    await AGENT.reply("cancel", [Confirmation("k-2", approved=True)])
+    outcome = await run.outcome()
+    assert isinstance(outcome, RunFinished)
+    assert outcome.reply.text == "5 | deployed to qa"
+    assert (RUNS["k-1"], RUNS["k-2"]) == (1, 1)
 
 
 async def test_a_reply_to_a_call_that_does_not_wait_is_refused_before_it_is_sent() -> None:

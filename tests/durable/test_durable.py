@@ -63,9 +63,20 @@ async def meet(side: str, other: str) -> str:
     return side
 
 
+GATE = {"open": anyio.Event()}
+
+
+@tool
+async def gated(n: int, call: ToolUseBlock) -> int:
+    """Wait until the gate opens (the first time), then give ``n``."""
+    RUNS[call.id] += 1
+    await GATE["open"].wait()
+    return n
+
+
 def toolkit() -> Toolkit:
     tools = Toolkit()
-    for each in (add, pay, fail, pick_file, meet):
+    for each in (add, pay, fail, pick_file, meet, gated):
         tools.register(each)
     return tools
 
@@ -140,6 +151,24 @@ async def test_a_call_run_by_the_client_suspends_the_batch_once() -> None:
     assert [r.state for r in done.results] == [ToolResultState.SUCCESS, ToolResultState.RUNNING]
     # The suspension is a step: the same batch again has the same reply id.
     assert await DURABLE.call_tools(batch, workflow_id="suspends") == done
+
+
+async def test_a_cancelled_caller_cancels_the_batch_which_goes_on_under_its_id() -> None:
+    batch = [
+        ToolUseBlock.of("x-1", "add", {"a": 1, "b": 1}),
+        ToolUseBlock.of("x-2", "gated", {"n": 7}),
+    ]
+    with anyio.move_on_after(0.5) as scope:
+        await DURABLE.call_tools(batch, workflow_id="cancelled")
+    assert scope.cancelled_caught  # the cancellation went on to the caller
+    status = await DBOS.get_workflow_status_async("cancelled")
+    assert status is not None
+    assert status.status == "CANCELLED"
+    GATE["open"].set()
+    with anyio.fail_after(30):
+        done = await DURABLE.call_tools(batch, workflow_id="cancelled")
+    assert [r.content for r in done.results] == ["2", "7"]
+    assert (RUNS["x-1"], RUNS["x-2"]) == (1, 2)  # the finished call was not run again
 
 
 async def test_an_empty_batch_is_no_workflow() -> None:
