@@ -18,7 +18,10 @@ database when it ends), on a SQLite file and on Postgres:
 * `FT_AGENT_PLAIN`: ferrotool's ``run_agent(...).result()`` with a model (`Scripted`) whose
   first reply holds the calls and whose second is the final text; `FT_AGENT_DURABLE`:
   ``DurableAgent.run`` of the same model and tools (a workflow, a step per model reply and a
-  step per call): the whole agent turn, as pydantic-ai's rows.
+  step per call): the whole agent turn, as pydantic-ai's rows. ``DurableAgent.run`` waits for
+  the workflow's outcome by reading its status every 0.1 s (``DurableRun.outcome``'s default
+  polling interval); `FT_AGENT_POLLED` starts the same run (``DurableAgent.start``) and reads it
+  every `POLL_S`, which shows how much of the figure is that wait (reported, not a target).
 
 Each run has a fresh workflow id, so every durable run runs and records everything. The figure
 is the cost durability adds per call: (durable - plain) / `CALLS`, each pair timed in the same
@@ -73,14 +76,18 @@ FT_IN_PAI_PLAIN: Final = "pydantic-ai Agent.run, ferrotool toolset"
 FT_IN_PAI_DURABLE: Final = "pydantic-ai DBOSAgent.run, ferrotool toolset"
 FT_AGENT_PLAIN: Final = "ferrotool run_agent"
 FT_AGENT_DURABLE: Final = "ferrotool DurableAgent.run"
+POLL_S: Final = 0.005
+FT_AGENT_POLLED: Final = f"ferrotool DurableAgent.start, outcome polled every {POLL_S * 1000:g} ms"
 
 FT_FIGURE: Final = "ferrotool DurableToolkit"
 PAI_FIGURE: Final = "pydantic-ai DBOSAgent"
 TOOLSET_FIGURE: Final = "ferrotool toolset in DBOSAgent"
 AGENT_FIGURE: Final = "ferrotool DurableAgent"
+POLLED_FIGURE: Final = f"ferrotool DurableAgent, outcome polled every {POLL_S * 1000:g} ms"
 PAIRS: Final = {
     FT_FIGURE: (FT_DURABLE, FT_PLAIN),
     AGENT_FIGURE: (FT_AGENT_DURABLE, FT_AGENT_PLAIN),
+    POLLED_FIGURE: (FT_AGENT_POLLED, FT_AGENT_PLAIN),
     PAI_FIGURE: (PAI_DURABLE, PAI_PLAIN),
     TOOLSET_FIGURE: (FT_IN_PAI_DURABLE, FT_IN_PAI_PLAIN),
 }
@@ -97,13 +104,17 @@ AGENT_NAME: Final = f"{NAME}_agent"
 STEPS: Final = {
     FT_DURABLE: f"ferrotool.{NAME}.call",
     FT_AGENT_DURABLE: f"ferrotool.{AGENT_NAME}.call",
+    FT_AGENT_POLLED: f"ferrotool.{AGENT_NAME}.call",
     PAI_DURABLE: f"{NAME}.touch",
     FT_IN_PAI_DURABLE: "ferrotool.touch",
 }
 """The name of each durable implementation's tool steps."""
 MODEL_TURNS: Final = 2
 """Model replies in the turn: the calls, then the final text."""
-MODEL_STEPS: Final = {FT_AGENT_DURABLE: f"ferrotool.{AGENT_NAME}.respond"}
+MODEL_STEPS: Final = {
+    FT_AGENT_DURABLE: f"ferrotool.{AGENT_NAME}.respond",
+    FT_AGENT_POLLED: f"ferrotool.{AGENT_NAME}.respond",
+}
 """The name of the model steps of the durable implementations whose steps this module names."""
 FINAL_TEXT: Final = "done"
 MODEL_NOTE: Final = (
@@ -191,6 +202,10 @@ def setup() -> Setup:
     async def agent_turn() -> RunOutcome:
         return await run_agent(model, toolkit, messages).result()
 
+    async def polled_turn() -> RunOutcome:
+        started = await durable_agent.start(messages)
+        return await started.outcome(polling_interval=POLL_S)
+
     turn = calls()
     first = ModelResponse(parts=[ToolCallPart(c.name, c.arguments, c.id) for c in turn])
     final = ModelResponse(parts=[TextPart(FINAL_TEXT)])
@@ -224,6 +239,7 @@ def setup() -> Setup:
         FT_AGENT_DURABLE: t.Built(
             functools.partial(durable_agent.run, messages), True, _read_outcome
         ),
+        FT_AGENT_POLLED: t.Built(polled_turn, True, _read_outcome),
         PAI_PLAIN: t.Built(functools.partial(agent.run, "go"), True, read_run),
         PAI_DURABLE: t.Built(functools.partial(agent_durable.run, "go"), True, read_run),
         FT_IN_PAI_PLAIN: t.Built(functools.partial(ft_agent.run, "go"), True, read_run),
@@ -342,6 +358,7 @@ __all__ = [
     "CALLS",
     "FT_AGENT_DURABLE",
     "FT_AGENT_PLAIN",
+    "FT_AGENT_POLLED",
     "FT_DURABLE",
     "FT_FIGURE",
     "FT_IN_PAI_DURABLE",
@@ -352,6 +369,8 @@ __all__ = [
     "PAI_DURABLE",
     "PAI_FIGURE",
     "PAI_PLAIN",
+    "POLLED_FIGURE",
+    "POLL_S",
     "POSTGRES",
     "POSTGRES_ENV",
     "SQLITE",
