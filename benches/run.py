@@ -43,8 +43,9 @@ The ``sandbox`` group (`benches.sandbox`) times a command's start-up: a plain sp
 the same under bubblewrap, and ``execute_shell_command`` without and with its sandbox.
 The ``durable`` group (`benches.durable`) times a turn of 10 tool calls run plainly and durably
 (each call a DBOS step) on SQLite and on Postgres (``FERROTOOL_POSTGRES_URL``; skipped without
-it): ferrotool's ``DurableToolkit`` and its toolset in pydantic-ai's DBOS agent against that agent
-with a function tool, and the cost durability adds per call.
+it): ferrotool's ``DurableToolkit``, its ``DurableAgent`` (the whole turn, model replies recorded)
+and its toolset in pydantic-ai's DBOS agent against that agent with a function tool, and the cost
+durability adds per call.
 """
 
 from __future__ import annotations
@@ -1293,10 +1294,12 @@ def targets(results: list[Measurement]) -> list[Target]:
                 name = f"scale, {case}: 2 workers / 1 worker, {sc.QUOTA:g} CPU each"
                 out.append(Target(name, r, 1.8, True))
     for case in (du.SQLITE, du.POSTGRES):
-        r = du.ratios(_medians(results, "durable", case)).get(du.FT_FIGURE)
-        if r is not None:
-            name = f"durable, {case}: cost added per call, {du.FT_FIGURE} / {du.PAI_FIGURE}"
-            out.append(Target(name, r, 1.0, False))
+        durable_ratios = du.ratios(_medians(results, "durable", case))
+        for figure in du.TARGETS:
+            r = durable_ratios.get(figure)
+            if r is not None:
+                name = f"durable, {case}: cost added per call, {figure} / {du.PAI_FIGURE}"
+                out.append(Target(name, r, 1.0, False))
     medians = _medians(results, "middleware_cost", e.MW_CASE)
     r = e.layer_cost_ratio(medians)
     if r is not None:
