@@ -43,6 +43,7 @@ This module needs the ``dbos`` package (``pip install 'ferrotool[dbos]'``).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import math
 import os
@@ -247,6 +248,9 @@ class DurableToolkit:
             return await self._run_suspend(view, encoded, results, reply_id)
 
         async def batch(encoded: list[str]) -> str:
+            running = _RUNNING.get()
+            if running == [] and DBOS.workflow_id is not None:
+                running.append(DBOS.workflow_id)  # the id DBOS gave, for a cancelled caller
             return await self._run_batch(view_of(self._tools), self._context, encoded)
 
         self._begin: Callable[[str], Awaitable[str]] = DBOS.step(name=f"{prefix}.begin")(begin)
@@ -645,8 +649,8 @@ class DurableAgent:
                 handle = await DBOS.start_workflow_async(self._workflow, transcript)
             status = await handle.get_status()
             if status.status == _CANCELLED:  # a cancelled run started again goes on
-                await DBOS.resume_workflow_async(workflow_id)
-        return DurableRun(handle.get_workflow_id())
+                handle = await DBOS.resume_workflow_async(workflow_id)
+        return DurableRun(handle.get_workflow_id(), handle)
 
     async def waiting(self, workflow_id: str, *, timeout: float = 0.0) -> PausedRun | None:
         """What a run waits for now, if anything: its transcript, results and waiting calls.
@@ -853,13 +857,17 @@ class DurableRun:
         workflow_id: The run's workflow id: the name other processes know it by.
     """
 
-    __slots__ = ("workflow_id",)
+    __slots__ = ("_handle", "workflow_id")
 
-    def __init__(self, workflow_id: str) -> None:
+    def __init__(self, workflow_id: str, _handle: WorkflowHandleAsync[str] | None = None) -> None:
         self.workflow_id: Final = workflow_id
+        self._handle = _handle  # the start's own, which waits without polling
 
     async def outcome(self, *, polling_interval: float = 0.1) -> RunOutcome:
         """How the run ended, once it has (a run another process recovers included).
+
+        A run this process started (the handle `DurableAgent.start` gave) is awaited where it
+        runs; another is looked up in DBOS's database every ``polling_interval``.
 
         Args:
             polling_interval: Seconds between two looks at the workflow's status.
@@ -867,7 +875,9 @@ class DurableRun:
         Raises:
             dbos.error.DBOSAwaitedWorkflowCancelledError: The run was cancelled.
         """
-        handle: WorkflowHandleAsync[str] = await DBOS.retrieve_workflow_async(self.workflow_id)
+        handle = self._handle
+        if handle is None:
+            handle = await DBOS.retrieve_workflow_async(self.workflow_id)
         return _outcome_of(await handle.get_result(polling_interval_sec=polling_interval))
 
     async def cancel(self) -> None:
@@ -921,26 +931,41 @@ def not_retried(call: ToolUseBlock) -> ToolResultBlock:
     )
 
 
-async def _inline(workflow_id: str | None, workflow: Callable[[], Awaitable[str]]) -> str:
-    """A workflow run in the caller's task, under its id.
+_RUNNING: Final[contextvars.ContextVar[list[str] | None]] = contextvars.ContextVar(
+    "ferrotool.durable.running", default=None
+)
+"""Where a workflow run in its caller's task (`_inline`) leaves its id, once it runs."""
 
-    A cancelled caller cancels the workflow, and the cancellation goes on; run again under the
-    id of a cancelled workflow, it goes on from its last recorded step.
+
+async def _inline(workflow_id: str | None, workflow: Callable[[], Awaitable[str]]) -> str:
+    """A workflow run in the caller's task.
+
+    Its id is ``workflow_id``, else the one DBOS gives it (a ``SetWorkflowID`` around the call,
+    or a fresh one). A cancelled caller cancels the workflow, and the cancellation goes on; run
+    again under the id of a cancelled workflow, it goes on from its last recorded step.
     """
-    workflow_id = workflow_id or uuid.uuid4().hex
+    running: list[str] = [] if workflow_id is None else [workflow_id]
+    token = _RUNNING.set(running)
     try:
+        if workflow_id is None:
+            return await workflow()
         with SetWorkflowID(workflow_id):
             return await workflow()
     except dbos_errors.DBOSAwaitedWorkflowCancelledError:
-        handle: WorkflowHandleAsync[str] = await DBOS.resume_workflow_async(workflow_id)
+        if not running:
+            raise
+        handle: WorkflowHandleAsync[str] = await DBOS.resume_workflow_async(running[0])
         try:
             return await handle.get_result(polling_interval_sec=0.05)
         except asyncio.CancelledError:
-            await DurableRun(workflow_id).cancel()
+            await DurableRun(running[0]).cancel()
             raise
     except asyncio.CancelledError:
-        await DurableRun(workflow_id).cancel()
+        if running:
+            await DurableRun(running[0]).cancel()
         raise
+    finally:
+        _RUNNING.reset(token)
 
 
 def _ignore(event: object) -> None:
