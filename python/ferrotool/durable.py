@@ -828,25 +828,21 @@ class _Steps:
                 continue
             break
         settlement = Settlement.from_json(orjson.dumps(recorded))
-        approved = [call.to_json().decode() for call in settlement.approved]
-        host = await view.reload()
+        # Each approved call is a step as a fresh one is, under a settlement of its own call.
+        accepted = {pending.id: pending for pending in settlement.accepted}
         each = [
-            Settlement((pending,), {}, (call,), settlement.answered & {call.id}, ())
+            Settlement((accepted[c.id],), {}, (c,), settlement.answered & {c.id}, ())
             .to_json()
             .decode()
-            for call in settlement.approved
-            for pending in settlement.accepted
-            if pending.id == call.id
+            for c in settlement.approved
         ]
-        recorded_results = await toolkit._run_calls(host, self._context, approved, each)
-        waiting = orjson.loads(await toolkit._gathered(host, approved, recorded_results))
-        ran = tuple(ToolResultBlock.from_json(result) for result in waiting["results"])
-        suspension = _suspension_of(waiting.get("suspension"))
-        if suspension is not None:
-            ran = placed(ran, suspension.pending)
+        approved = [call.to_json().decode() for call in settlement.approved]
+        host = await view.reload()
+        done = await toolkit._run_calls(host, self._context, approved, each)
+        ran = _batch_of(await toolkit._gathered(host, approved, done))
         await DBOS.set_event_async(WAITING, "null")
         replies = tuple(_reply_of(raw) for raw in orjson.loads(message))
-        return settlement.finish(ran, suspension), replies
+        return settlement.finish(ran.results, ran.suspension), replies
 
 
 @final
