@@ -31,6 +31,14 @@ def _unavailable(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
+@pytest.fixture(scope="session")
+def forks() -> multiprocessing.context.ForkServerContext:
+    """Worker processes forked from a server that has imported the workers (and DBOS) once."""
+    from processes import fork_server
+
+    return fork_server()
+
+
 def end_workers() -> None:
     """Kill the test's worker processes still running (a check failed before they ended)."""
     for process in multiprocessing.active_children():

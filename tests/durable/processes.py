@@ -11,6 +11,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
+from collections import Counter
+from dataclasses import dataclass
 from multiprocessing import forkserver
 from pathlib import Path
 from typing import Final
@@ -53,3 +55,34 @@ def kill_when(process: multiprocessing.process.BaseProcess, log: Path, line: str
     process.join(LIMIT)
     assert process.exitcode == -9
     return seen
+
+
+@dataclass(frozen=True)
+class Lines:
+    """The side-effect log's lines of one process (its phase: ``run``, ``recover``...)."""
+
+    started: Counter[str]  # how often each call started
+    ended: Counter[str]  # how often each call ended
+    asked: Counter[int]  # how often the model was asked each turn (``model <turn>`` lines)
+    order: list[str]  # the calls in the order they started
+
+
+def read(log: Path, phase: str) -> Lines:
+    """The lines ``<phase> start|end <call>`` and ``<phase> model <turn>`` of ``log``."""
+    started: Counter[str] = Counter()
+    ended: Counter[str] = Counter()
+    asked: Counter[int] = Counter()
+    order: list[str] = []
+    text = log.read_text(encoding="utf-8") if log.exists() else ""
+    for line in text.splitlines():
+        who, what, item = line.split()
+        if who != phase:
+            continue
+        if what == "model":
+            asked[int(item)] += 1
+        elif what == "start":
+            started[item] += 1
+            order.append(item)
+        else:
+            ended[item] += 1
+    return Lines(started, ended, asked, order)

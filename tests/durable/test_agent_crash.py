@@ -29,7 +29,7 @@ import pytest
 pytest.importorskip("dbos", reason="the `dbos` extra is not installed")
 
 import agent_worker as worker
-from processes import LIMIT, fork_server, kill_when
+from processes import LIMIT, Lines, kill_when, read
 
 from ferrotool import SessionKey
 from ferrotool.durable import NOT_RETRIED
@@ -37,42 +37,6 @@ from ferrotool.redis import RedisSessionStore
 
 ROUNDS = 6
 SEED = 20261205
-
-
-@pytest.fixture(scope="module")
-def forks() -> multiprocessing.context.ForkServerContext:
-    """Processes forked from a server that has imported the workers (and DBOS) once."""
-    return fork_server()
-
-
-@dataclass(frozen=True)
-class Lines:
-    """The side-effect log's lines of one process."""
-
-    started: Counter[str]
-    ended: Counter[str]
-    asked: Counter[int]  # model turns asked
-    order: list[str]  # the calls in the order they started
-
-
-def read(log: Path, mode: str) -> Lines:
-    started: Counter[str] = Counter()
-    ended: Counter[str] = Counter()
-    asked: Counter[int] = Counter()
-    order: list[str] = []
-    text = log.read_text(encoding="utf-8") if log.exists() else ""
-    for line in text.splitlines():
-        who, what, item = line.split()
-        if who != mode:
-            continue
-        if what == "model":
-            asked[int(item)] += 1
-        elif what == "start":
-            started[item] += 1
-            order.append(item)
-        else:
-            ended[item] += 1
-    return Lines(started, ended, asked, order)
 
 
 def start(

@@ -26,7 +26,6 @@ import multiprocessing
 import os
 import random
 import time
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +34,7 @@ import pytest
 pytest.importorskip("dbos", reason="the `dbos` extra is not installed")
 
 import worker
-from processes import LIMIT, fork_server, kill_when
+from processes import LIMIT, Lines, kill_when, read
 
 from ferrotool.durable import NOT_RETRIED
 
@@ -43,38 +42,6 @@ ROUNDS = 8
 OVERLAPPING = 3
 TAKEOVERS = 4
 SEED = 20261205
-
-
-@pytest.fixture(scope="module")
-def forks() -> multiprocessing.context.ForkServerContext:
-    """Processes forked from a server that has imported the workers (and DBOS) once."""
-    return fork_server()
-
-
-@dataclass(frozen=True)
-class Lines:
-    """The side-effect log's lines of one process: how often each call started and ended."""
-
-    started: Counter[str]
-    ended: Counter[str]
-    order: list[str]  # the calls in the order they started
-
-
-def read(log: Path, phase: str) -> Lines:
-    started: Counter[str] = Counter()
-    ended: Counter[str] = Counter()
-    order: list[str] = []
-    text = log.read_text(encoding="utf-8") if log.exists() else ""
-    for line in text.splitlines():
-        who, what, call = line.split()
-        if who != phase:
-            continue
-        if what == "start":
-            started[call] += 1
-            order.append(call)
-        else:
-            ended[call] += 1
-    return Lines(started, ended, order)
 
 
 @dataclass
