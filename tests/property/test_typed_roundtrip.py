@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 from hypothesis import event, given
 from hypothesis import strategies as st
-from strategies import Gen, Json, gens, mutations, same
+from strategies import JSON_VALUES, Gen, Json, gens, mutations, same
 
 import ferrotool
 
@@ -128,6 +128,34 @@ def test_any_spelling_of_a_value_validates_to_it(data: st.DataObject) -> None:
     result = schema.validate_json(text)
     assert same(result, value), f"{gen!r}: {text!r} -> {result!r}, expected {value!r}"
     assert same(schema.validate_json(text.encode()), result), "bytes input differs from str"
+
+
+_ANY_SCHEMAS = (
+    ferrotool.type_schema(Any),
+    ferrotool.type_schema(list[Any]),
+    ferrotool.type_schema(dict[str, Any]),
+)
+
+
+@given(st.data())
+def test_an_any_value_is_what_python_reads(data: st.DataObject) -> None:
+    """An ``Any`` value (alone, as a list item, as a dict value) is what Python's ``json``
+    reads from the text, in any spelling: repeated keys (the last value, in the first one's
+    place), integers beyond 64 bits, exponents."""
+    value = data.draw(JSON_VALUES, label="value")
+    text = data.draw(_spelled(value), label="text")
+    if isinstance(value, dict) and value and data.draw(st.booleans(), label="repeat a key"):
+        key = orjson.dumps(data.draw(st.sampled_from(sorted(value)), label="key")).decode()
+        again = data.draw(_spelled(data.draw(JSON_VALUES, label="again")), label="again text")
+        text = f"{text.rstrip()[:-1]}, {key}: {again}}}"
+    expected = json.loads(text)
+    wrapped = (text, f"[{text}]", f'{{"k": {text}}}')
+    reads = (expected, [expected], {"k": expected})
+    for schema, raw, read in zip(_ANY_SCHEMAS, wrapped, reads, strict=True):
+        result = schema.validate_json(raw)
+        assert same(result, read), f"{raw!r} -> {result!r}, expected {read!r}"
+        # The same keys in the same order, at every level.
+        assert json.dumps(result) == json.dumps(read), f"{raw!r} -> {result!r}"
 
 
 @given(st.data())

@@ -18,7 +18,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use super::compile::RecordNode;
 use super::outcome::Fatal;
-use crate::convert::json_to_python;
+use crate::convert::{big_int, json_to_python};
 
 /// The kind of the next value, known without consuming it.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -333,6 +333,61 @@ impl<'j, 'py> Scan<'j, 'py> {
         Ok(self.scanner.finish()?)
     }
 
+    /// The next value as the plain Python value `json.loads` gives, built as the scanner reads
+    /// it (no intermediate tree), at most `depth` levels deep. What `Stream` would read another
+    /// way is declined ([`Fatal::Reread`]): a number beyond a finite float, nesting beyond
+    /// `depth` (where `Stream`'s outcome, the depth error or jiter's own, stands).
+    fn python_value(&mut self, depth: u16) -> Result<Bound<'py, PyAny>, Fatal> {
+        let py = self.py;
+        let scanner = &mut self.scanner;
+        Ok(match scanner.token() {
+            Some(Token::Null) => {
+                scanner.null()?;
+                py.None().into_bound(py)
+            }
+            Some(Token::Bool) => PyBool::new(py, scanner.boolean()?).to_owned().into_any(),
+            Some(Token::String) => PyString::new(py, scanner.string()?).into_any(),
+            Some(Token::Number) => {
+                let head = match scanner.number()? {
+                    scan::Number::Int(value) => Head::Int(value),
+                    scan::Number::Float(value) => json_float(value),
+                    scan::Number::Spelled(text) => spelled_head(text)?,
+                };
+                match head {
+                    Head::Int(value) => value.into_pyobject(py)?.into_any(),
+                    Head::BigInt(digits) => big_int(py, &digits)?,
+                    Head::Float(value) => PyFloat::new(py, value).into_any(),
+                    _ => return Err(Fatal::Reread),
+                }
+            }
+            Some(Token::Array) => {
+                let inner = depth.checked_sub(1).ok_or(Fatal::Reread)?;
+                let list = PyList::empty(py);
+                Cursor::items(self, &mut |scan: &mut Self, _| -> Result<(), Fatal> {
+                    list.append(scan.python_value(inner)?)?;
+                    Ok(())
+                })?;
+                list.into_any()
+            }
+            Some(Token::Object) => {
+                let inner = depth.checked_sub(1).ok_or(Fatal::Reread)?;
+                let dict = PyDict::new(py);
+                Cursor::object(
+                    self,
+                    &mut |scan: &mut Self| -> Result<_, Fatal> {
+                        Ok(PyString::new(py, scan.scanner.string()?))
+                    },
+                    &mut |scan: &mut Self, key| -> Result<(), Fatal> {
+                        dict.set_item(key, scan.python_value(inner)?)?;
+                        Ok(())
+                    },
+                )?;
+                dict.into_any()
+            }
+            None => return Err(Fatal::Reread),
+        })
+    }
+
     /// Runs `read` on a jiter over the next value; the scanner goes on after what it read.
     fn jiter<T>(
         &mut self,
@@ -482,9 +537,7 @@ impl<'py> Source<'py> for Scan<'_, 'py> {
     }
 
     fn to_python(&mut self, max_depth: u16) -> Result<Bound<'py, PyAny>, Fatal> {
-        let py = self.py;
-        let value = self.jiter(Jiter::next_value)?;
-        json_to_python(py, &value, max_depth)
+        self.python_value(max_depth)
     }
 
     fn raw(&mut self) -> Result<Option<&[u8]>, Fatal> {
