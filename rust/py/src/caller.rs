@@ -10,7 +10,7 @@
 //! of a sync caller, running a plain sync tool's call to its result on the calling thread
 //! (`run`), and a sync pipeline for the rest. The property `tests/property/test_routing.py`
 //! checks these shortcuts are taken exactly when the route says.
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -41,8 +41,8 @@ struct Route {
     /// on_result)`, a function of the subclass (not a bound method: no reference cycle).
     pipeline: Option<Py<PyAny>>,
     /// The toolkit's middleware, when it has some: a plain call goes through the onion here,
-    /// its core the direct route.
-    layered: Option<Layers>,
+    /// its core the direct route (shared: a call takes it without a reference count per field).
+    layered: Option<Arc<Layers>>,
     /// The direct calls of the plain tools `call_tool_sync` runs itself, by tool name.
     direct_sync: Py<PyDict>,
     /// The pipeline of every other sync call: `pipeline_sync(self, call, context, agent,
@@ -60,17 +60,9 @@ struct Layers {
     empty: Py<PyAny>,
     /// The plan of a call with no context through every layer, built once.
     plan: Py<Layered>,
-}
-
-impl Layers {
-    fn clone_ref(&self, py: Python<'_>) -> Self {
-        Self {
-            onion: self.onion.clone_ref(py),
-            rest: self.rest.clone_ref(py),
-            empty: self.empty.clone_ref(py),
-            plan: self.plan.clone_ref(py),
-        }
-    }
+    /// Whether every layer takes part in every call (none declares an `active()`): then a call
+    /// with no context takes `plan` without asking the onion.
+    every_call: bool,
 }
 
 /// The half of a `Route` one entry uses: its direct calls and its pipeline.
@@ -136,15 +128,18 @@ impl ToolCaller {
     ) -> PyResult<()> {
         let layered = match layered {
             Some((onion, bare, empty)) => {
-                let route = Py::new(py, DirectRoute::new(direct.clone_ref(py), bare))?;
+                let route = DirectRoute::new(direct.clone_ref(py), bare, Some(empty.clone_ref(py)));
+                let route = Py::new(py, route)?;
                 let run = route.bind(py).getattr(pyo3::intern!(py, "run"))?;
                 let plan = Onion::plan_for_all(onion.bind(py), empty.bind(py), &run)?;
-                Some(Layers {
+                let every_call = onion.get().every_call();
+                Some(Arc::new(Layers {
                     onion,
                     rest: run.unbind(),
                     empty,
                     plan,
-                })
+                    every_call,
+                }))
             }
             None => None,
         };
@@ -181,7 +176,7 @@ impl ToolCaller {
                     .pipeline
                     .as_ref()
                     .map(|pipeline| pipeline.clone_ref(py)),
-                route.layered.as_ref().map(|layers| layers.clone_ref(py)),
+                route.layered.clone(),
             )
         };
         if on_result.is_none() {
@@ -191,7 +186,12 @@ impl ToolCaller {
                     // default scope: a call with an agent or a progress sink goes the long way.
                     let absent =
                         |value: Option<&Bound<'_, PyAny>>| value.is_none_or(PyAnyMethods::is_none);
-                    if absent(agent) && absent(on_progress) && !carries_config(call, context)? {
+                    let plain = absent(agent) && absent(on_progress);
+                    if plain && layers.every_call && absent(context) {
+                        // Every layer takes part, in the empty context: the plan built once.
+                        return pending::pending_call(layers.plan.bind(py), call);
+                    }
+                    if plain && !carries_config(call, context)? {
                         let onion = layers.onion.bind(py);
                         match onion.get().taking_part(call)? {
                             // No layer takes part: the call is a plain one.
@@ -208,7 +208,7 @@ impl ToolCaller {
                             taking_part => {
                                 let context = match context {
                                     Some(context) if !context.is_none() => context.clone(),
-                                    _ => layers.empty.into_bound(py),
+                                    _ => layers.empty.bind(py).clone(),
                                 };
                                 let rest = layers.rest.bind(py);
                                 return Onion::run_layers(onion, taking_part, call, &context, rest);

@@ -127,16 +127,13 @@ impl Onion {
         rest: &Bound<'_, PyAny>,
     ) -> PyResult<Py<Layered>> {
         let py = slf.py();
-        Py::new(
-            py,
-            Layered {
-                onion: slf.clone().unbind(),
-                layers: slf.get().layers.clone_ref(py),
-                context: context.clone().unbind(),
-                rest: rest.clone().unbind(),
-                ready: None,
-            },
-        )
+        let layers = slf.get().layers.bind(py);
+        Py::new(py, Layered::new(slf, layers, context, rest)?)
+    }
+
+    /// Whether every layer takes part in every call: none declares an `active()`.
+    pub(crate) fn every_call(&self) -> bool {
+        self.active.iter().all(Option::is_none)
     }
 
     /// Whether `layers` are all of this onion's (what `taking_part` gives when every layer
@@ -154,29 +151,22 @@ impl Onion {
         rest: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
-        let (layers, ready) = match taking_part {
-            TakingPart::Layers(layers) => (layers, None),
-            TakingPart::Failed(result) => (PyTuple::empty(py), Some(result.unbind())),
+        let plan = match taking_part {
+            TakingPart::Layers(layers) => Layered::new(slf, &layers, context, rest)?,
+            TakingPart::Failed(result) => Layered {
+                onion: slf.clone().unbind(),
+                begin: Begin::Ready(result.unbind()),
+            },
             TakingPart::None => return rest.call1((call, context)).map(Bound::unbind),
         };
-        let plan = Bound::new(
-            py,
-            Layered {
-                onion: slf.clone().unbind(),
-                layers: layers.unbind(),
-                context: context.clone().unbind(),
-                rest: rest.clone().unbind(),
-                ready,
-            },
-        )?;
-        pending::pending_call(&plan, call)
+        pending::pending_call(&Bound::new(py, plan)?, call)
     }
 
     /// The layers that take part in a call now: every layer without `active()`, and those
     /// whose `active()` is true (an empty tuple, allocated nowhere, when none does).
     fn active_layers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let layers = self.layers.bind(py);
-        if self.active.iter().all(Option::is_none) {
+        if self.every_call() {
             return Ok(layers.clone());
         }
         let mut taking_part = Vec::new();
@@ -247,16 +237,64 @@ const STATE: usize = 3;
 
 /// One call through the onion: the plan of its `PendingCall`.
 ///
-/// A plan per call (it holds the call's context and rest); its `PendingCall` holds the call.
+/// A plan per call (it holds the call's context and rest), or one for every call with no
+/// context of its own through all the layers (`Onion::plan_for_all`); its `PendingCall` holds
+/// the call. The chain of `next`s is built with the plan, so a call through a plan built once
+/// allocates nothing for its layers.
 #[pyclass(module = "ferrotool._core", frozen)]
 pub(crate) struct Layered {
     onion: Py<Onion>,
-    /// The layers taking part in this call, the first outermost (at least one).
-    layers: Py<PyTuple>,
-    context: Py<PyAny>,
-    rest: Py<PyAny>,
+    begin: Begin,
+}
+
+/// How a call through the onion begins.
+enum Begin {
+    /// The outermost layer taking part is called with the call, `context` and `next`.
+    Layer {
+        outermost: Py<PyAny>,
+        context: Py<PyAny>,
+        next: Py<PyAny>,
+    },
     /// The call's result, known before any layer ran (a layer's `active()` raised).
-    ready: Option<Py<PyAny>>,
+    Ready(Py<PyAny>),
+}
+
+impl Layered {
+    /// The plan of a call in `context` through `layers` (at least one), then `rest`.
+    fn new(
+        onion: &Bound<'_, Onion>,
+        layers: &Bound<'_, PyTuple>,
+        context: &Bound<'_, PyAny>,
+        rest: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        let py = onion.py();
+        let mut next = rest.clone().unbind();
+        let mut outermost = None;
+        for (index, layer) in layers.iter().enumerate().rev() {
+            if index == 0 {
+                outermost = Some(layer.unbind());
+            } else {
+                let layer = NextLayer {
+                    layer: layer.unbind(),
+                    next,
+                };
+                next = Py::new(py, layer)?.into_any();
+            }
+        }
+        let Some(outermost) = outermost else {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "an onion's call goes through at least one layer",
+            ));
+        };
+        Ok(Self {
+            onion: onion.clone().unbind(),
+            begin: Begin::Layer {
+                outermost,
+                context: context.clone().unbind(),
+                next,
+            },
+        })
+    }
 }
 
 impl Plan for Layered {
@@ -268,13 +306,19 @@ impl Plan for Layered {
     /// Calls the outermost layer with the next one.
     fn start<'py>(&self, call: &Bound<'py, PyAny>) -> PyResult<Started<'py>> {
         let py = call.py();
-        if let Some(ready) = &self.ready {
-            return Ok(Started::Finished(ready.bind(py).clone()));
+        match &self.begin {
+            Begin::Layer {
+                outermost,
+                context,
+                next,
+            } => self.awaiting(
+                call,
+                outermost
+                    .bind(py)
+                    .call1((call, context.bind(py), next.bind(py))),
+            ),
+            Begin::Ready(result) => Ok(Started::Finished(result.bind(py).clone())),
         }
-        let layers = self.layers.bind(py);
-        let next = next_after(py, &self.layers, 0, &self.rest)?;
-        let outermost = layers.get_item(0)?;
-        self.awaiting(call, outermost.call1((call, self.context.bind(py), next)))
     }
 
     /// A `ToolResultBlock` that is not `RUNNING` is the call's result as it is; anything else
@@ -311,12 +355,13 @@ impl Plan for Layered {
 }
 
 /// A middleware's `next` when a layer follows it: the rest of its call, from the next layer in
-/// (the innermost layer's `next` is the call's `rest` itself).
+/// (the innermost layer's `next` is the call's `rest` itself). Built with the call's plan.
 #[pyclass(module = "ferrotool._core", frozen)]
 pub(crate) struct NextLayer {
-    layers: Py<PyTuple>,
-    index: usize,
-    rest: Py<PyAny>,
+    /// The next layer.
+    layer: Py<PyAny>,
+    /// That layer's own `next`.
+    next: Py<PyAny>,
 }
 
 #[pymethods]
@@ -329,32 +374,11 @@ impl NextLayer {
         call: &Bound<'_, PyAny>,
         context: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let layers = self.layers.bind(py);
-        let next = next_after(py, &self.layers, self.index, &self.rest)?;
-        layers
-            .get_item(self.index)?
-            .call1((call, context, next))
+        self.layer
+            .bind(py)
+            .call1((call, context, self.next.bind(py)))
             .map(Bound::unbind)
     }
-}
-
-/// The `next` of layer `index`: a `NextLayer` to the layer after it, or for the innermost,
-/// `rest` itself (no object of its own: the innermost layer calls the route directly).
-fn next_after(
-    py: Python<'_>,
-    layers: &Py<PyTuple>,
-    index: usize,
-    rest: &Py<PyAny>,
-) -> PyResult<Py<PyAny>> {
-    if index + 1 >= layers.bind(py).len() {
-        return Ok(rest.clone_ref(py));
-    }
-    let next = NextLayer {
-        layers: layers.clone_ref(py),
-        index: index + 1,
-        rest: rest.clone_ref(py),
-    };
-    Ok(Py::new(py, next)?.into_any())
 }
 
 /// The innermost `rest` of a toolkit's calls: a plain tool's call to its Rust direct call,
@@ -363,13 +387,21 @@ fn next_after(
 pub(crate) struct DirectRoute {
     direct: Py<PyDict>,
     bare: Py<PyAny>,
+    /// The toolkit's empty context, if given: a call in it carries no request config, known
+    /// without asking it.
+    empty: Option<Py<PyAny>>,
 }
 
 #[pymethods]
 impl DirectRoute {
     #[new]
-    pub(crate) fn new(direct: Py<PyDict>, bare: Py<PyAny>) -> Self {
-        Self { direct, bare }
+    #[pyo3(signature = (direct, bare, *, empty=None))]
+    pub(crate) fn new(direct: Py<PyDict>, bare: Py<PyAny>, empty: Option<Py<PyAny>>) -> Self {
+        Self {
+            direct,
+            bare,
+            empty,
+        }
     }
 
     fn __call__(&self, call: &Bound<'_, PyAny>, context: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -391,7 +423,10 @@ impl DirectRoute {
         context: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let py = call.py();
-        if let Some(direct) = plain_direct(self.direct.bind(py), call, Some(context))? {
+        // The empty context (the one a call with none runs in) carries no request config.
+        let empty = self.empty.as_ref().is_some_and(|empty| context.is(empty));
+        let context_of_route = if empty { None } else { Some(context) };
+        if let Some(direct) = plain_direct(self.direct.bind(py), call, context_of_route)? {
             return pending::pending_call(&direct, call);
         }
         self.bare.bind(py).call1((call, context)).map(Bound::unbind)
