@@ -375,12 +375,18 @@ class NextLayer:
 
 @final
 class DirectRoute:
-    """A plain tool's call to its direct call, any other to ``bare(call, context)``."""
+    """A plain tool's call to its direct call, any other to ``bare(call, context)``.
+
+    A call in ``empty`` (the toolkit's empty context) carries no request config, known
+    without asking the context.
+    """
 
     def __new__(
         cls,
         direct: dict[str, DirectCall],
         bare: Callable[[ToolUseBlock, RuntimeContext], Awaitable[ToolResultBlock]],
+        *,
+        empty: RuntimeContext | None = None,
     ) -> DirectRoute: ...
     def __call__(
         self, call: ToolUseBlock, context: RuntimeContext, /

@@ -53,8 +53,8 @@ struct Route {
 /// A toolkit's middleware, as `call_tool` runs its plain calls through it.
 struct Layers {
     onion: Py<Onion>,
-    /// The route inside the onion: a `DirectRoute`'s bound `run` method (vectorcall reaches it
-    /// without a tuple of arguments).
+    /// The route inside the onion: a `DirectRoute`'s `run` as a built-in method of two
+    /// arguments (vectorcall reaches it without a tuple of arguments or their parsing).
     rest: Py<PyAny>,
     /// The empty context, for a call with none.
     empty: Py<PyAny>,
@@ -130,7 +130,7 @@ impl ToolCaller {
             Some((onion, bare, empty)) => {
                 let route = DirectRoute::new(direct.clone_ref(py), bare, Some(empty.clone_ref(py)));
                 let route = Py::new(py, route)?;
-                let run = route.bind(py).getattr(pyo3::intern!(py, "run"))?;
+                let run = pending::two_args_method(route.bind(py))?;
                 let plan = Onion::plan_for_all(onion.bind(py), empty.bind(py), &run)?;
                 let every_call = onion.get().every_call();
                 Some(Arc::new(Layers {
@@ -164,12 +164,26 @@ impl ToolCaller {
         on_result: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
+        // The core of the onion runs a call that is no plain tool's with the default scope: a
+        // call with an agent or a progress sink goes the long way.
+        let absent = |value: Option<&Bound<'_, PyAny>>| value.is_none_or(PyAnyMethods::is_none);
+        let routed_plain = on_result.is_none() && absent(agent) && absent(on_progress);
         let (direct, pipeline, layered) = {
             let route = slf
                 .get()
                 .route
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
+            if routed_plain
+                && absent(context)
+                && let Some(layers) = &route.layered
+                && layers.every_call
+            {
+                // Every layer takes part, in the empty context: the plan built once.
+                let plan = layers.plan.clone_ref(py);
+                drop(route);
+                return pending::pending_call(plan.bind(py), call);
+            }
             (
                 route.direct.clone_ref(py),
                 route
@@ -182,16 +196,7 @@ impl ToolCaller {
         if on_result.is_none() {
             match layered {
                 Some(layers) => {
-                    // The core of the onion runs a call that is no plain tool's with the
-                    // default scope: a call with an agent or a progress sink goes the long way.
-                    let absent =
-                        |value: Option<&Bound<'_, PyAny>>| value.is_none_or(PyAnyMethods::is_none);
-                    let plain = absent(agent) && absent(on_progress);
-                    if plain && layers.every_call && absent(context) {
-                        // Every layer takes part, in the empty context: the plan built once.
-                        return pending::pending_call(layers.plan.bind(py), call);
-                    }
-                    if plain && !carries_config(call, context)? {
+                    if routed_plain && !carries_config(call, context)? {
                         let onion = layers.onion.bind(py);
                         match onion.get().taking_part(call)? {
                             // No layer takes part: the call is a plain one.

@@ -14,7 +14,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
-use crate::ffi::pending::{self, PendingType, Plan, Started};
+use crate::ffi::pending::{self, PendingType, Plan, Started, TwoArgs, TwoArgsDef};
 use crate::route::plain_direct;
 
 /// A toolkit's middleware, composed once (see the module's documentation).
@@ -82,7 +82,7 @@ impl Onion {
         rest: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         match slf.get().taking_part(call)? {
-            TakingPart::None => rest.call1((call, context)).map(Bound::unbind),
+            TakingPart::None => pending::call2(rest, call, context).map(Bound::unbind),
             taking_part => Self::run_layers(slf, taking_part, call, context, rest),
         }
     }
@@ -157,7 +157,7 @@ impl Onion {
                 onion: slf.clone().unbind(),
                 begin: Begin::Ready(result.unbind()),
             },
-            TakingPart::None => return rest.call1((call, context)).map(Bound::unbind),
+            TakingPart::None => return pending::call2(rest, call, context).map(Bound::unbind),
         };
         pending::pending_call(&Bound::new(py, plan)?, call)
     }
@@ -313,9 +313,7 @@ impl Plan for Layered {
                 next,
             } => self.awaiting(
                 call,
-                outermost
-                    .bind(py)
-                    .call1((call, context.bind(py), next.bind(py))),
+                pending::call3(outermost.bind(py), call, context.bind(py), next.bind(py)),
             ),
             Begin::Ready(result) => Ok(Started::Finished(result.bind(py).clone())),
         }
@@ -330,9 +328,9 @@ impl Plan for Layered {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = call.py();
         let onion = self.onion.get();
-        if value.get_type().is(onion.result_type.bind(py))
+        if value.get_type_ptr() == onion.result_type.as_ptr().cast()
             && let Ok(fields) = value.cast::<PyTuple>()
-            && !fields.get_item(STATE)?.is(onion.running.bind(py))
+            && !fields.get_borrowed_item(STATE)?.is(onion.running.bind(py))
         {
             return Ok(value);
         }
@@ -374,10 +372,7 @@ impl NextLayer {
         call: &Bound<'_, PyAny>,
         context: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        self.layer
-            .bind(py)
-            .call1((call, context, self.next.bind(py)))
-            .map(Bound::unbind)
+        pending::call3(self.layer.bind(py), call, context, self.next.bind(py)).map(Bound::unbind)
     }
 }
 
@@ -408,9 +403,25 @@ impl DirectRoute {
         self.route(call, context)
     }
 
-    /// The same as calling the route; a bound method is called through vectorcall, which a
-    /// class's `__call__` is not: the toolkit hands this method to its innermost layer.
+    /// The same as calling the route (a bound method: called through vectorcall).
     fn run(&self, call: &Bound<'_, PyAny>, context: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.route(call, context)
+    }
+}
+
+/// The route's `run` the toolkit hands to its innermost layer: a built-in method that Python
+/// calls through vectorcall, with no argument parsing (a class's `__call__` is called with a
+/// tuple of arguments).
+impl TwoArgs for DirectRoute {
+    fn definition() -> &'static TwoArgsDef {
+        static RUN: TwoArgsDef = TwoArgsDef::new::<DirectRoute>(
+            c"run",
+            c"run(call, context, /): the awaitable that runs the call.",
+        );
+        &RUN
+    }
+
+    fn call_two(&self, call: &Bound<'_, PyAny>, context: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         self.route(call, context)
     }
 }
@@ -429,7 +440,7 @@ impl DirectRoute {
         if let Some(direct) = plain_direct(self.direct.bind(py), call, context_of_route)? {
             return pending::pending_call(&direct, call);
         }
-        self.bare.bind(py).call1((call, context)).map(Bound::unbind)
+        pending::call2(self.bare.bind(py), call, context).map(Bound::unbind)
     }
 }
 

@@ -11,10 +11,11 @@
 //! holds the object, its protocol (start, drive, throw, close, no re-entry) and its slots.
 //! Each plan type gets a `PendingCall` type of its own, whose slots are instantiated for it.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::{CStr, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
 
+use pyo3::Borrowed;
 use pyo3::PyClass;
 use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -540,17 +541,14 @@ unsafe extern "C" fn pending_clear(slf: *mut ffi::PyObject) -> c_int {
 }
 
 unsafe extern "C" fn pending_dealloc(slf: *mut ffi::PyObject) {
-    // SAFETY: the object is untracked before its fields are released, then freed through its
-    // type's `tp_free`; the heap type's reference held by the instance is released last.
+    // SAFETY: the object is untracked before its fields are released, then freed by its
+    // type's `tp_free` (`PyObject_GC_Del`, set in its spec); the heap type's reference held by
+    // the instance is released last.
     unsafe {
         ffi::PyObject_GC_UnTrack(slf.cast());
         pending_clear(slf);
         let class = ffi::Py_TYPE(slf);
-        let free = ffi::PyType_GetSlot(class, ffi::Py_tp_free);
-        if !free.is_null() {
-            let free: ffi::freefunc = std::mem::transmute(free);
-            free(slf.cast());
-        }
+        ffi::PyObject_GC_Del(slf.cast());
         ffi::Py_DECREF(class.cast());
     }
 }
@@ -590,6 +588,7 @@ fn create_pending_type<P: Plan>(py: Python<'_>) -> PyResult<Py<PyType>> {
     let mut slots = [
         slot(ffi::Py_tp_doc, doc.as_ptr().cast_mut().cast()),
         slot(ffi::Py_tp_dealloc, pending_dealloc as *mut c_void),
+        slot(ffi::Py_tp_free, ffi::PyObject_GC_Del as *mut c_void),
         slot(ffi::Py_tp_traverse, pending_traverse as *mut c_void),
         slot(ffi::Py_tp_clear, pending_clear as *mut c_void),
         slot(ffi::Py_tp_iternext, pending_next::<P> as *mut c_void),
@@ -627,10 +626,127 @@ fn awaitable_iter(value: Bound<'_, PyAny>) -> PyResult<Bound<'_, PyAny>> {
             .map(Bound::unbind)
             .map_err(PyErr::from)
     })?;
-    if value.get_type().is(coroutine.bind(py)) {
+    if value.get_type_ptr() == coroutine.as_ptr().cast() {
         return Ok(value);
     }
     value.call_method0(pyo3::intern!(py, "__await__"))
 }
 
 static COROUTINE_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// A frozen pyclass whose instances hand out a method of two positional arguments that
+/// Python calls through vectorcall, with no argument parsing in between ([`two_args_method`]):
+/// what a call through the onion calls once per call, such as the route inside it.
+pub(crate) trait TwoArgs: PyClass<Frozen = True> + Sync {
+    /// The method's definition, in a static: `TwoArgsDef::new::<Self>(name, doc)`.
+    fn definition() -> &'static TwoArgsDef;
+    /// The method itself.
+    fn call_two(&self, first: &Bound<'_, PyAny>, second: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>>;
+}
+
+/// The definition of a [`TwoArgs`] method (a `METH_FASTCALL` one).
+pub(crate) struct TwoArgsDef(ffi::PyMethodDef);
+
+// SAFETY: the definition holds a function pointer and pointers to static strings, never
+// written: it can be read from any thread.
+unsafe impl Sync for TwoArgsDef {}
+
+impl TwoArgsDef {
+    pub(crate) const fn new<T: TwoArgs>(name: &'static CStr, doc: &'static CStr) -> Self {
+        Self(ffi::PyMethodDef {
+            ml_name: name.as_ptr(),
+            ml_meth: ffi::PyMethodDefPointer {
+                PyCFunctionFast: two_args::<T>,
+            },
+            ml_flags: ffi::METH_FASTCALL,
+            ml_doc: doc.as_ptr(),
+        })
+    }
+}
+
+/// `object`'s [`TwoArgs`] method, bound to it.
+pub(crate) fn two_args_method<'py, T: TwoArgs>(
+    object: &Bound<'py, T>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let definition = ptr::from_ref(&T::definition().0).cast_mut();
+    // SAFETY: the definition is static and never written (CPython only reads it); the new
+    // function holds its own reference to `object`; the result is a new reference or null with
+    // an exception set.
+    unsafe {
+        Bound::from_owned_ptr_or_err(
+            object.py(),
+            ffi::PyCFunction_NewEx(definition, object.as_ptr(), ptr::null_mut()),
+        )
+    }
+}
+
+unsafe extern "C" fn two_args<T: TwoArgs>(
+    slf: *mut ffi::PyObject,
+    args: *mut *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+) -> *mut ffi::PyObject {
+    // SAFETY: a METH_FASTCALL function called with the GIL held: `slf` is the object it was
+    // bound to (a `T`, checked all the same) and `args` holds `nargs` borrowed arguments, alive
+    // for the call.
+    unsafe {
+        slot(ptr::null_mut(), |py| {
+            if nargs != 2 {
+                return Err(PyTypeError::new_err(format!(
+                    "{}() takes 2 positional arguments but {nargs} were given",
+                    CStr::from_ptr(T::definition().0.ml_name).to_string_lossy()
+                )));
+            }
+            let object = Borrowed::from_ptr(py, slf).cast::<T>()?;
+            let first = Borrowed::from_ptr(py, *args);
+            let second = Borrowed::from_ptr(py, *args.add(1));
+            Ok(object.get().call_two(&first, &second)?.into_ptr())
+        })
+    }
+}
+
+/// `callable(first, second)`, its arguments handed over without a tuple.
+///
+/// `PyObject_CallFunctionObjArgs` passes them on a small array through vectorcall, which the
+/// limited API of Python 3.11 offers no other way; `call1` would build a tuple per call.
+pub(crate) fn call2<'py>(
+    callable: &Bound<'py, PyAny>,
+    first: &Bound<'py, PyAny>,
+    second: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: every argument is a live object borrowed for the call, the list ends with null,
+    // and the result is a new reference or null with an exception set.
+    unsafe {
+        Bound::from_owned_ptr_or_err(
+            callable.py(),
+            ffi::PyObject_CallFunctionObjArgs(
+                callable.as_ptr(),
+                first.as_ptr(),
+                second.as_ptr(),
+                ptr::null_mut::<ffi::PyObject>(),
+            ),
+        )
+    }
+}
+
+/// `callable(first, second, third)`, its arguments handed over without a tuple (see
+/// [`call2`]): a middleware layer's call.
+pub(crate) fn call3<'py>(
+    callable: &Bound<'py, PyAny>,
+    first: &Bound<'py, PyAny>,
+    second: &Bound<'py, PyAny>,
+    third: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: as in `call2`.
+    unsafe {
+        Bound::from_owned_ptr_or_err(
+            callable.py(),
+            ffi::PyObject_CallFunctionObjArgs(
+                callable.as_ptr(),
+                first.as_ptr(),
+                second.as_ptr(),
+                third.as_ptr(),
+                ptr::null_mut::<ffi::PyObject>(),
+            ),
+        )
+    }
+}
