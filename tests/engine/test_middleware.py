@@ -4,6 +4,7 @@ short-circuit; the Rust direct call stays at the core; tracing is one middleware
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from typing import Any
 
 import anyio
 import pytest
@@ -198,6 +199,99 @@ async def test_next_called_twice_or_from_a_task_of_the_middleware_runs_the_same_
         on_progress=lambda progress: chunks.append(progress.chunk.text),  # type: ignore[union-attr]
     )
     assert (result.content, chunks) == ("hi", ["hi", "hi"])
+
+
+async def test_calls_with_no_context_share_the_chain_of_nexts_and_keep_their_own_results() -> None:
+    nexts: dict[str, set[int]] = {"outer": set(), "middle": set()}
+
+    def layer(name: str) -> Middleware:
+        async def middleware(
+            call: ToolUseBlock, context: RuntimeContext, next: Next
+        ) -> ToolResultBlock:
+            nexts[name].add(id(next))
+            await anyio.sleep(0)  # the calls interleave
+            result = await next(call, context)
+            return result._replace(metadata={**result.metadata, name: call.id})
+
+        return middleware
+
+    async def inner(call: ToolUseBlock, context: RuntimeContext, next: Next) -> ToolResultBlock:
+        await anyio.sleep(0)
+        return await next(call, context)
+
+    kit = Toolkit(ToolkitConfig(middleware=[layer("outer"), layer("middle"), inner]))
+    kit.register(echo)
+    results: dict[str, ToolResultBlock] = {}
+
+    async def one(i: int) -> None:
+        results[f"c{i}"] = await kit.call_tool(ToolUseBlock(f"c{i}", "echo", f'{{"text": "{i}"}}'))
+
+    async with anyio.create_task_group() as group:
+        for i in range(8):
+            group.start_soon(one, i)
+    for i in range(8):
+        result = results[f"c{i}"]
+        assert (result.id, result.content) == (f"c{i}", str(i))
+        assert result.metadata == {"outer": f"c{i}", "middle": f"c{i}"}
+    assert (len(nexts["outer"]), len(nexts["middle"])) == (1, 1)  # built once, not per call
+    assert nexts["outer"] != nexts["middle"]
+
+
+async def test_the_innermost_next_takes_a_call_and_a_context_by_position_or_by_name() -> None:
+    async def calling(call: ToolUseBlock, context: RuntimeContext, next: Next) -> ToolResultBlock:
+        how: Any = next
+        if call.id == "named":
+            return await how(call=call, context=context)  # type: ignore[no-any-return]
+        if call.id == "mixed":
+            return await how(call, context=context)  # type: ignore[no-any-return]
+        if call.id == "short":
+            return await how(call)  # type: ignore[no-any-return]
+        if call.id == "long":
+            return await how(call, context, None)  # type: ignore[no-any-return]
+        if call.id == "twice":
+            return await how(call, call=call)  # type: ignore[no-any-return]
+        return await how(call, context, agent=None)  # type: ignore[no-any-return]
+
+    kit = Toolkit(ToolkitConfig(middleware=[calling]))
+    kit.register(echo)
+    for call_id in ("named", "mixed"):
+        result = await kit.call_tool(ToolUseBlock(call_id, "echo", '{"text": "hi"}'))
+        assert (result.state, result.content) == (ToolResultState.SUCCESS, "hi")
+    problems = {
+        "short": "missing required argument 'context'",
+        "long": "takes 2 positional arguments but 3 were given",
+        "twice": "multiple values for argument 'call'",
+        "unknown": "unexpected keyword argument 'agent'",
+    }
+    for call_id, problem in problems.items():
+        result = await kit.call_tool(ToolUseBlock(call_id, "echo", '{"text": "hi"}'))
+        assert result.state is ToolResultState.ERROR
+        assert result.metadata["step"] == "middleware"
+        assert problem in result.content
+
+
+async def test_a_context_a_middleware_hands_on_routes_the_call_by_what_it_carries() -> None:
+    cores: list[type] = []
+
+    async def replacing(call: ToolUseBlock, context: RuntimeContext, next: Next) -> ToolResultBlock:
+        if call.id == "fresh":
+            context = RuntimeContext()  # empty, but not the toolkit's own
+        elif call.id == "scratch":
+            context = context.with_scratch("tenant", "acme")
+        running: Awaitable[ToolResultBlock] = next(call, context)
+        cores.append(type(running))
+        return await running
+
+    kit = Toolkit(ToolkitConfig(middleware=[replacing]))
+    kit.register(echo)
+    kit.register(whoami)
+    for call_id in ("same", "fresh", "scratch"):
+        result = await kit.call_tool(ToolUseBlock(call_id, "echo", '{"text": "hi"}'))
+        assert result.content == "hi"
+    told = await kit.call_tool(ToolUseBlock("scratch", "whoami", "{}"))
+    assert told.content == "acme"
+    assert cores == [PendingCall, PendingCall, PendingCall, cores[-1]]
+    assert cores[-1] is not PendingCall  # a tool with an injected context: the pipeline
 
 
 def _traced(record: bool = False) -> tuple[Toolkit, InMemorySpanExporter]:

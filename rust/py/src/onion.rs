@@ -413,10 +413,12 @@ impl DirectRoute {
 /// calls through vectorcall, with no argument parsing (a class's `__call__` is called with a
 /// tuple of arguments).
 impl TwoArgs for DirectRoute {
+    const PARAMETERS: [&'static str; 2] = ["call", "context"];
+
     fn definition() -> &'static TwoArgsDef {
         static RUN: TwoArgsDef = TwoArgsDef::new::<DirectRoute>(
             c"run",
-            c"run(call, context, /): the awaitable that runs the call.",
+            c"run(call, context): the awaitable that runs the call.",
         );
         &RUN
     }

@@ -634,17 +634,20 @@ fn awaitable_iter(value: Bound<'_, PyAny>) -> PyResult<Bound<'_, PyAny>> {
 
 static COROUTINE_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
-/// A frozen pyclass whose instances hand out a method of two positional arguments that
-/// Python calls through vectorcall, with no argument parsing in between ([`two_args_method`]):
-/// what a call through the onion calls once per call, such as the route inside it.
+/// A frozen pyclass whose instances hand out a method of two arguments that Python calls
+/// through vectorcall, with no argument parsing in between when both come by position
+/// ([`two_args_method`]): what a call through the onion calls once per call, such as the route
+/// inside it.
 pub(crate) trait TwoArgs: PyClass<Frozen = True> + Sync {
+    /// The names of the two arguments, for a call that passes them by name.
+    const PARAMETERS: [&'static str; 2];
     /// The method's definition, in a static: `TwoArgsDef::new::<Self>(name, doc)`.
     fn definition() -> &'static TwoArgsDef;
     /// The method itself.
     fn call_two(&self, first: &Bound<'_, PyAny>, second: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>>;
 }
 
-/// The definition of a [`TwoArgs`] method (a `METH_FASTCALL` one).
+/// The definition of a [`TwoArgs`] method (a `METH_FASTCALL | METH_KEYWORDS` one).
 pub(crate) struct TwoArgsDef(ffi::PyMethodDef);
 
 // SAFETY: the definition holds a function pointer and pointers to static strings, never
@@ -656,11 +659,17 @@ impl TwoArgsDef {
         Self(ffi::PyMethodDef {
             ml_name: name.as_ptr(),
             ml_meth: ffi::PyMethodDefPointer {
-                PyCFunctionFast: two_args::<T>,
+                PyCFunctionFastWithKeywords: two_args::<T>,
             },
-            ml_flags: ffi::METH_FASTCALL,
+            ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
             ml_doc: doc.as_ptr(),
         })
+    }
+
+    /// The method's name.
+    fn name(&self) -> std::borrow::Cow<'static, str> {
+        // SAFETY: `ml_name` comes from a static `CStr` (see `new`).
+        unsafe { CStr::from_ptr(self.0.ml_name) }.to_string_lossy()
     }
 }
 
@@ -682,25 +691,75 @@ pub(crate) fn two_args_method<'py, T: TwoArgs>(
 
 unsafe extern "C" fn two_args<T: TwoArgs>(
     slf: *mut ffi::PyObject,
-    args: *mut *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
     nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
-    // SAFETY: a METH_FASTCALL function called with the GIL held: `slf` is the object it was
-    // bound to (a `T`, checked all the same) and `args` holds `nargs` borrowed arguments, alive
-    // for the call.
+    // SAFETY: a METH_FASTCALL | METH_KEYWORDS function called with the GIL held: `slf` is the
+    // object it was bound to (a `T`, checked all the same), `args` holds `nargs` positional
+    // arguments then one per name in `kwnames` (a tuple, or null), all borrowed and alive for
+    // the call.
     unsafe {
         slot(ptr::null_mut(), |py| {
-            if nargs != 2 {
-                return Err(PyTypeError::new_err(format!(
-                    "{}() takes 2 positional arguments but {nargs} were given",
-                    CStr::from_ptr(T::definition().0.ml_name).to_string_lossy()
-                )));
-            }
             let object = Borrowed::from_ptr(py, slf).cast::<T>()?;
-            let first = Borrowed::from_ptr(py, *args);
-            let second = Borrowed::from_ptr(py, *args.add(1));
+            if kwnames.is_null() && nargs == 2 {
+                let first = Borrowed::from_ptr(py, *args);
+                let second = Borrowed::from_ptr(py, *args.add(1));
+                return Ok(object.get().call_two(&first, &second)?.into_ptr());
+            }
+            let positional = usize::try_from(nargs).unwrap_or(0);
+            let names = Borrowed::from_ptr_or_opt(py, kwnames);
+            let values = (0..positional + names.map_or(0, |names| names.len().unwrap_or(0)))
+                .map(|index| Bound::from_borrowed_ptr(py, *args.add(index)))
+                .collect::<Vec<_>>();
+            let [first, second] = named_two::<T>(&values, positional, names.as_deref())?;
             Ok(object.get().call_two(&first, &second)?.into_ptr())
         })
+    }
+}
+
+/// The two arguments of a [`TwoArgs`] call that passes some by name, or too few or too many:
+/// `values` holds the `positional` ones, then one per name in `names`.
+#[cold]
+fn named_two<'py, T: TwoArgs>(
+    values: &[Bound<'py, PyAny>],
+    positional: usize,
+    names: Option<&Bound<'py, PyAny>>,
+) -> PyResult<[Bound<'py, PyAny>; 2]> {
+    let method = T::definition().name();
+    if positional > 2 {
+        return Err(PyTypeError::new_err(format!(
+            "{method}() takes 2 positional arguments but {positional} were given"
+        )));
+    }
+    let mut found: [Option<Bound<'py, PyAny>>; 2] = [None, None];
+    for (slot, value) in found.iter_mut().zip(&values[..positional]) {
+        *slot = Some(value.clone());
+    }
+    if let Some(names) = names {
+        for (name, value) in names.try_iter()?.zip(&values[positional..]) {
+            let name = name?;
+            let name = name.cast::<pyo3::types::PyString>()?.to_str()?;
+            let Some(index) = T::PARAMETERS.iter().position(|known| *known == name) else {
+                return Err(PyTypeError::new_err(format!(
+                    "{method}() got an unexpected keyword argument '{name}'"
+                )));
+            };
+            if found[index].replace(value.clone()).is_some() {
+                return Err(PyTypeError::new_err(format!(
+                    "{method}() got multiple values for argument '{name}'"
+                )));
+            }
+        }
+    }
+    match found {
+        [Some(first), Some(second)] => Ok([first, second]),
+        [first, _] => {
+            let missing = T::PARAMETERS[usize::from(first.is_some())];
+            Err(PyTypeError::new_err(format!(
+                "{method}() missing required argument '{missing}'"
+            )))
+        }
     }
 }
 
