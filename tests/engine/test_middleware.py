@@ -27,6 +27,7 @@ from ferrotool import (
     ToolResultBlock,
     ToolResultState,
     ToolUseBlock,
+    _core,
     tool,
 )
 from ferrotool._core import IsSet, PendingCall
@@ -292,6 +293,28 @@ async def test_a_context_a_middleware_hands_on_routes_the_call_by_what_it_carrie
     assert told.content == "acme"
     assert cores == [PendingCall, PendingCall, PendingCall, cores[-1]]
     assert cores[-1] is not PendingCall  # a tool with an injected context: the pipeline
+
+
+async def test_an_onion_with_no_layer_bound_to_a_toolkit_leaves_its_calls_as_they_are() -> None:
+    kit = Toolkit(ToolkitConfig(middleware=[recorder("a", [])]))
+    kit.register(echo)
+    empty = _core.Onion(
+        (),
+        settle=lambda call, value: ToolResultBlock.success("settled", id=call.id, name=call.name),
+        failed=lambda call, error: ToolResultBlock.error("failed", id=call.id, name=call.name),
+        result_type=ToolResultBlock,
+        running=ToolResultState.RUNNING,
+    )
+    view = kit.snapshot().view()
+    kit._bind(
+        {},
+        lambda *args: view.call_tool(args[1], args[2]),
+        (empty, view.bare, RuntimeContext()),
+        direct_sync={},
+        pipeline_sync=lambda *args: view.call_tool_sync(args[1]),
+    )
+    result = await kit.call_tool(ToolUseBlock("c1", "echo", '{"text": "hi"}'))
+    assert (result.state, result.content) == (ToolResultState.SUCCESS, "hi")
 
 
 def _traced(record: bool = False) -> tuple[Toolkit, InMemorySpanExporter]:

@@ -127,7 +127,8 @@ impl ToolCaller {
         pipeline_sync: Py<PyAny>,
     ) -> PyResult<()> {
         let layered = match layered {
-            Some((onion, bare, empty)) => {
+            // An onion with no layer leaves every call as it is.
+            Some((onion, bare, empty)) if onion.get().has_layers(py) => {
                 let route = DirectRoute::new(direct.clone_ref(py), bare, Some(empty.clone_ref(py)));
                 let route = Py::new(py, route)?;
                 let run = pending::two_args_method(route.bind(py))?;
@@ -141,7 +142,7 @@ impl ToolCaller {
                     every_call,
                 }))
             }
-            None => None,
+            _ => None,
         };
         let mut route = self.route.lock().unwrap_or_else(PoisonError::into_inner);
         *route = Route {

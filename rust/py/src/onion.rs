@@ -131,6 +131,11 @@ impl Onion {
         Py::new(py, Layered::new(slf, layers, context, rest)?)
     }
 
+    /// Whether the onion holds any layer.
+    pub(crate) fn has_layers(&self, py: Python<'_>) -> bool {
+        !self.layers.bind(py).is_empty()
+    }
+
     /// Whether every layer takes part in every call: none declares an `active()`.
     pub(crate) fn every_call(&self) -> bool {
         self.active.iter().all(Option::is_none)
