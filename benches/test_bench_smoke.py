@@ -12,6 +12,7 @@ import datetime as dt
 import enum
 import importlib.util
 import inspect
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -206,6 +207,28 @@ def test_tool_call_agrees_with_ferrotool(mode: t.Mode, impl: str, case: c.Case) 
         assert not outcome.ok, outcome
         assert seen == []  # rejected before the call
         assert "qty" in str(outcome.value) or impl == t.AGENTS  # agents: a fixed error text
+
+
+@pytest.mark.parametrize(("mode", "impl"), _TOOL_IMPLS, ids=lambda v: str(v).replace(" ", "-"))
+def test_building_an_implementation_leaves_the_root_logger_as_it_was(
+    mode: t.Mode, impl: str
+) -> None:
+    """A peer that configures the process's logging would make ferrotool's records of invalid
+    calls print during the runs measured after it (the S5 rows)."""
+    builder = _builder(mode, impl)
+    root = logging.getLogger()
+    kept = root.level, list(root.handlers)
+    # The root logger of a process that configured no logging (pytest adds handlers of its own,
+    # which would make `logging.basicConfig` a no-op).
+    root.handlers.clear()
+    root.setLevel(logging.WARNING)
+    try:
+        case = c.CASES_BY_NAME["S5"]
+        builder(t.make_function(case, is_async=mode == "async"), case.raw.decode())
+        assert (root.level, root.handlers) == (logging.WARNING, [])
+    finally:
+        root.setLevel(kept[0])
+        root.handlers[:] = kept[1]
 
 
 def test_ferrotool_s5_result_names_the_error() -> None:

@@ -21,8 +21,8 @@ import functools
 import importlib.util
 import inspect
 import logging
-from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -339,7 +339,8 @@ def mcp_server(mode: Mode, *, convert: bool = False) -> Builder:
     loads = orjson.loads
 
     def build(fn: Callable[..., Any], raw: str) -> Built:
-        server = MCPServer("ferrotool-bench")
+        with root_logging_kept():
+            server = MCPServer("ferrotool-bench")
         server.add_tool(fn)
         tool = server._tool_manager.get_tool(fn.__name__)
         if tool is None:  # pragma: no cover
@@ -368,6 +369,25 @@ def mcp_server(mode: Mode, *, convert: bool = False) -> Builder:
         return Built(call_plain, True, _value_outcome)
 
     return build
+
+
+@contextmanager
+def root_logging_kept() -> Iterator[None]:
+    """Puts the root logger's level and handlers back as they were.
+
+    Creating an `MCPServer` configures the process's logging (the root logger at INFO, with a
+    Rich handler): from then on every library's INFO records would be printed, ferrotool's
+    record of each call with invalid arguments among them, timing a terminal write in the S5
+    rows of every implementation measured after it. Every implementation runs under the
+    logging the process had.
+    """
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
+        root.handlers[:] = handlers
 
 
 def _mcp_outcome(result: Any) -> Outcome:
