@@ -763,49 +763,43 @@ fn named_two<'py, T: TwoArgs>(
     }
 }
 
-/// `callable(first, second)`, its arguments handed over without a tuple.
+/// `$callable($args...)`, the arguments handed over without a tuple.
 ///
 /// `PyObject_CallFunctionObjArgs` passes them on a small array through vectorcall, which the
 /// limited API of Python 3.11 offers no other way; `call1` would build a tuple per call.
+macro_rules! call_on_stack {
+    ($callable:expr, $($arg:expr),+) => {{
+        let callable: &Bound<'_, PyAny> = $callable;
+        // SAFETY: every argument is a live object borrowed for the call, the list ends with
+        // null, and the result is a new reference or null with an exception set.
+        unsafe {
+            Bound::from_owned_ptr_or_err(
+                callable.py(),
+                ffi::PyObject_CallFunctionObjArgs(
+                    callable.as_ptr(),
+                    $($arg.as_ptr(),)+
+                    ptr::null_mut::<ffi::PyObject>(),
+                ),
+            )
+        }
+    }};
+}
+
+/// `callable(first, second)` (see [`call_on_stack!`]): the route inside the onion.
 pub(crate) fn call2<'py>(
     callable: &Bound<'py, PyAny>,
     first: &Bound<'py, PyAny>,
     second: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    // SAFETY: every argument is a live object borrowed for the call, the list ends with null,
-    // and the result is a new reference or null with an exception set.
-    unsafe {
-        Bound::from_owned_ptr_or_err(
-            callable.py(),
-            ffi::PyObject_CallFunctionObjArgs(
-                callable.as_ptr(),
-                first.as_ptr(),
-                second.as_ptr(),
-                ptr::null_mut::<ffi::PyObject>(),
-            ),
-        )
-    }
+    call_on_stack!(callable, first, second)
 }
 
-/// `callable(first, second, third)`, its arguments handed over without a tuple (see
-/// [`call2`]): a middleware layer's call.
+/// `callable(first, second, third)` (see [`call_on_stack!`]): a middleware layer's call.
 pub(crate) fn call3<'py>(
     callable: &Bound<'py, PyAny>,
     first: &Bound<'py, PyAny>,
     second: &Bound<'py, PyAny>,
     third: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    // SAFETY: as in `call2`.
-    unsafe {
-        Bound::from_owned_ptr_or_err(
-            callable.py(),
-            ffi::PyObject_CallFunctionObjArgs(
-                callable.as_ptr(),
-                first.as_ptr(),
-                second.as_ptr(),
-                third.as_ptr(),
-                ptr::null_mut::<ffi::PyObject>(),
-            ),
-        )
-    }
+    call_on_stack!(callable, first, second, third)
 }
